@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh Debian machine, then run it.
+# Usage: bash scripts/test.sh [pytest args…]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  for pkg in $(grep -v '^#' scripts/debian-packages.txt); do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+# The CPU build of torch first, so no extra pulls a CUDA build.
+.venv/bin/pip install -q "torch==2.13.0"
+.venv/bin/pip install -q -e ".[all,dev]"
+
+exec .venv/bin/python -m pytest "$@"

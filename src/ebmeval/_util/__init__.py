@@ -1,0 +1,1 @@
+"""Internal helpers: errors, registry, hashing."""

@@ -1,0 +1,40 @@
+"""Command-line interface."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """Entry point of the ``ebmeval`` command.
+
+    User mistakes (``UsageError``) print one line and exit 2; bugs keep their traceback.
+    """
+    from .._util.errors import UsageError
+    from ._app import app
+    from ._display import console
+
+    try:
+        app(standalone_mode=False)
+    except UsageError as exc:
+        console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        console.print("[yellow]Interrupted.[/]")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException as exc:
+        import click
+
+        if isinstance(exc, click.exceptions.Exit):
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(2)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        raise
+
+
+__all__ = ["main"]

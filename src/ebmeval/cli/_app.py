@@ -1,0 +1,295 @@
+"""The ``ebmeval`` command: a thin layer over the public API."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .._util.defaults import DEFAULT_STORE
+from ._display import console
+
+app = typer.Typer(
+    name="ebmeval",
+    help="Evaluate large language models on the work of evidence-based medicine.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+
+
+def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
+    """``["k=v", …]`` → ``{k: yaml(v)}``, so numbers and booleans keep their types."""
+    import yaml
+
+    from .._util.errors import ConfigError
+
+    parsed: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(flag, f"expected KEY=VALUE, got {item!r}")
+        parsed[key] = yaml.safe_load(value) if value else ""
+    return parsed
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Argument(help="YAML run config; flags override its fields.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task name (see `ebmeval list tasks`).")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model spec: local, local:PATH.gguf, openai-compatible:M@URL …")
+    ] = None,
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")] = None,
+    role: Annotated[
+        list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Answer only the first N samples.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Times each sample is answered.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens to generate per call.")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a task on a model; re-running the same command resumes it."""
+    from ..runner import config_from_flags, load_config
+    from ..runner import run as run_task
+
+    flags: dict[str, Any] = {
+        "task": task,
+        "model": model,
+        "limit": limit,
+        "seed": seed,
+        "epochs": epochs,
+        "concurrency": concurrency,
+        "store": store,
+    }
+    if task_arg:
+        flags["task_args"] = _key_values(task_arg, "--task-arg")
+    if model_arg:
+        flags["model_args"] = _key_values(model_arg, "--model-arg")
+    if role:
+        flags["roles"] = {k: str(v) for k, v in _key_values(role, "--role").items()}
+    generate = {k: v for k, v in {"temperature": temperature, "max_tokens": max_tokens}.items() if v is not None}
+    if generate:
+        flags["generate"] = generate
+    if no_cache:
+        flags["cache"] = False
+    given = {k: v for k, v in flags.items() if v is not None}
+    cfg = load_config(config, given) if config is not None else config_from_flags(**given)
+
+    from ._display import ProgressBar, summary_table
+
+    resume = "ebmeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    try:
+        with ProgressBar(cfg.task) as bar:
+            result = run_task(cfg, on_progress=bar.update)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]Interrupted.[/] Finished samples are saved; resume with:\n  {resume}")
+        raise typer.Exit(130) from None
+    from ..runner import summarize
+    from ..store import RunStore
+
+    summary = summarize(RunStore(cfg.store), result.run.run_id, by=by)
+    if as_json:
+        payload = summary.as_dict()
+        payload["invocation"] = {
+            "resumed_samples": result.progress.resumed,
+            "new_samples": result.progress.done - result.progress.resumed,
+            "errors": result.progress.errors,
+            "model_calls": result.progress.model_calls,
+            "cache_hits": result.progress.cache_hits,
+            "elapsed": result.elapsed,
+        }
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(summary_table(summary, by=by))
+        console.print(
+            f"run {result.run.run_id} in {cfg.store}: {result.progress.done - result.progress.resumed} new, "
+            f"{result.progress.resumed} resumed, {result.progress.errors} failed, "
+            f"{result.progress.cache_hits}/{result.progress.model_calls} model calls cached, "
+            f"{result.elapsed:.1f} s"
+        )
+    if result.progress.errors:
+        console.print(
+            f"[red]{result.progress.errors} samples failed[/] (see `ebmeval show {result.run.run_id} --errors`); "
+            f"re-run to retry them:\n  {resume}"
+        )
+        raise typer.Exit(1)
+
+
+class ListKind(str, Enum):
+    """What ``ebmeval list`` lists."""
+
+    tasks = "tasks"
+    models = "models"
+    runs = "runs"
+
+
+@app.command("list")
+def list_(
+    kind: Annotated[ListKind, typer.Argument(help="tasks, models or runs.")],
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """List the built-in tasks, the model providers, or the runs in a store."""
+    rows: list[dict[str, Any]]
+    if kind is ListKind.tasks:
+        from .. import benchmarks  # noqa: F401
+        from ..tasks import tasks
+
+        rows = [{"task": name, "about": (tasks.get(name).__doc__ or "").strip().splitlines()[0]} for name in tasks]
+    elif kind is ListKind.models:
+        from ..models import model_providers
+        from ..models import providers as _builtin  # noqa: F401  (registers the built-in providers)
+
+        rows = [
+            {"provider": name, "about": (model_providers.get(name).__doc__ or "").strip().splitlines()[0]}
+            for name in model_providers
+        ]
+    else:
+        from ..store import RunStore
+
+        rows = [
+            {"run_id": r.run_id, "task": r.task, "model": r.model, "status": r.status, "created": r.created_at}
+            for r in RunStore(store).list_runs()
+        ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for column in rows[0] if rows else ["(none)"]:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*[str(v) for v in row.values()])
+    Console().print(table)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    store: StoreOption = DEFAULT_STORE,
+    by: Annotated[str | None, typer.Option(help="Break metrics down by this sample metadata key.")] = None,
+    sample: Annotated[str | None, typer.Option(help="Show one sample: steps, output, answer, scores.")] = None,
+    errors: Annotated[bool, typer.Option("--errors", help="Show the failure log.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a run's metrics, one sample in full, or its failures."""
+    from ..runner import summarize
+    from ..store import RunStore
+
+    runs = RunStore(store)
+    record = runs.get_run(run_id)
+    if sample is not None:
+        payload = _sample_detail(runs, record.run_id, sample)
+        if as_json:
+            typer.echo(json.dumps(payload, indent=2, default=str))
+        else:
+            from rich.console import Console
+            from rich.pretty import Pretty
+
+            Console().print(Pretty(payload, expand_all=False, max_string=2000))
+        return
+    if errors:
+        failures = [
+            {"sample_id": s, "epoch": e, "stage": st, "error": err, "at": t}
+            for s, e, st, err, t in runs.errors(record.run_id)
+        ]
+        typer.echo(
+            json.dumps(failures, indent=2)
+            if as_json
+            else "\n".join(f"{f['at']} {f['sample_id']} [{f['stage']}] {f['error']}" for f in failures) or "no failures"
+        )
+        return
+    summary = summarize(runs, record.run_id, by=by)
+    if as_json:
+        out = summary.as_dict()
+        out["config"] = record.config
+        out["provenance"] = record.provenance
+        typer.echo(json.dumps(out, indent=2))
+        return
+    from rich.console import Console
+
+    from ._display import summary_table
+
+    Console().print(summary_table(summary, by=by))
+
+
+def _sample_detail(runs: Any, run_id: str, sample_id: str) -> dict[str, Any]:
+    from .._util.errors import UsageError
+
+    found = runs.get_generation(run_id, sample_id)
+    if found is None:
+        raise UsageError(f"run {run_id} has no generation for sample '{sample_id}'")
+    item, generation = found
+    return {
+        "sample": item.model_dump(exclude={"documents"}),
+        "documents": [d.id for d in item.documents],
+        "steps": [{"step": name, **payload} for name, payload in runs.steps(run_id, sample_id)],
+        "output": generation.output,
+        "answer": generation.answer.model_dump(),
+        "retrieved": [
+            {"rank": r.rank, "id": r.document.id, "score": r.score, "gold": r.gold} for r in generation.retrieved or []
+        ],
+        "scores": {scorer: score.model_dump() for s, _e, scorer, score in runs.scores(run_id) if s == sample_id},
+    }
+
+
+class Format(str, Enum):
+    """Export formats."""
+
+    jsonl = "jsonl"
+    csv = "csv"
+    parquet = "parquet"
+
+
+@app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    fmt: Annotated[Format, typer.Option("--format", help="jsonl, csv or parquet.")] = Format.jsonl,
+    out: Annotated[Path | None, typer.Option(help="Output file (default: <run id>.<format>).")] = None,
+    store: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Export a run, one row per generation with its scores."""
+    from ..store import RunStore, export_run
+
+    runs = RunStore(store)
+    record = runs.get_run(run_id)
+    target = out or Path(f"{record.run_id}.{fmt.value}")
+    count = export_run(runs, record.run_id, fmt.value, target)
+    console.print(f"wrote {count} rows to {target}")
+
+
+@app.command("serve-model")
+def serve_model(
+    model: Annotated[str, typer.Option(help="local, local:smollm2 or local:/path/model.gguf.")] = "local",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    n_ctx: Annotated[int | None, typer.Option(help="Context window in tokens.")] = None,
+    n_parallel: Annotated[int, typer.Option(help="Requests served at once.")] = 1,
+) -> None:
+    """Serve a GGUF model as an OpenAI-compatible HTTP server (Ctrl-C stops it)."""
+    from ..models._serve import serve_model as serve
+
+    console.print(f"serving {model} at http://{host}:{port}/v1 (openai-compatible:<name>@http://{host}:{port}/v1)")
+    serve(model, host=host, port=port, n_ctx=n_ctx, n_parallel=n_parallel)

@@ -1,0 +1,38 @@
+"""Models: the :class:`Model` wrapper, providers, messages and the response cache."""
+
+from ._api import ModelAPI, model_providers, modelapi
+from ._cache import ResponseCache, cache_key, default_cache_dir
+from ._model import Model, ModelStats, get_model, parse_model_spec
+from ._types import (
+    ChatMessage,
+    GenerateConfig,
+    ModelOutput,
+    TokenLogprob,
+    TopLogprob,
+    Usage,
+    assistant,
+    system,
+    user,
+)
+
+__all__ = [
+    "ChatMessage",
+    "GenerateConfig",
+    "Model",
+    "ModelAPI",
+    "ModelOutput",
+    "ModelStats",
+    "ResponseCache",
+    "TokenLogprob",
+    "TopLogprob",
+    "Usage",
+    "assistant",
+    "cache_key",
+    "default_cache_dir",
+    "get_model",
+    "model_providers",
+    "modelapi",
+    "parse_model_spec",
+    "system",
+    "user",
+]

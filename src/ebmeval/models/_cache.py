@@ -1,0 +1,78 @@
+"""A persistent response cache in SQLite.
+
+A key is the sha256 of the model's identity, the messages and the generation
+settings that change the output (seed included), so a cached answer is only
+reused for exactly the same request.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .._util.hashing import stable_hash
+from ._types import ChatMessage, GenerateConfig, ModelOutput
+
+
+def default_cache_dir() -> Path:
+    """``$EBMEVAL_CACHE_DIR``, else ``$XDG_CACHE_HOME/ebmeval``, else ``~/.cache/ebmeval``."""
+    if explicit := os.environ.get("EBMEVAL_CACHE_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ebmeval"
+
+
+def cache_key(model: dict[str, Any], messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+    """The cache key of one request."""
+    return stable_hash(
+        {
+            "model": model,
+            "messages": [m.model_dump() for m in messages],
+            "config": config.cache_fields(),
+        }
+    )
+
+
+class ResponseCache:
+    """Model outputs by request key, shared by every run on this machine."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_dir() / "responses.sqlite"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses ("
+            " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
+            " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
+        )
+
+    def get(self, key: str) -> ModelOutput | None:
+        """The cached output for ``key``, marked ``cached``, or ``None``."""
+        with self._lock:
+            row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        output = ModelOutput.model_validate_json(row[0])
+        return output.model_copy(update={"cached": True})
+
+    def put(self, key: str, output: ModelOutput) -> None:
+        """Store ``output`` under ``key`` (the first write wins)."""
+        data = output.model_dump_json(exclude={"cached"})
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO responses (key, model, output) VALUES (?, ?, ?)",
+                (key, output.model, data),
+            )
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()

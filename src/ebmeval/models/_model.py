@@ -1,0 +1,122 @@
+"""The :class:`Model` wrapper: caching, concurrency limits and call statistics."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ._api import ModelAPI, model_providers
+from ._cache import ResponseCache, cache_key
+from ._types import ChatMessage, GenerateConfig, ModelOutput, Usage, user
+
+
+@dataclass
+class ModelStats:
+    """Counters of one :class:`Model` since it was created."""
+
+    calls: int = 0
+    """Generations requested."""
+    cache_hits: int = 0
+    """Of those, answered from the response cache."""
+    errors: int = 0
+    """Of those, failed."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens of the calls that reached the provider."""
+
+
+class Model:
+    """A model ready to generate: a provider plus cache, concurrency bound and defaults."""
+
+    def __init__(
+        self,
+        api: ModelAPI,
+        *,
+        config: GenerateConfig | None = None,
+        cache: ResponseCache | None = None,
+        max_concurrency: int | None = None,
+    ) -> None:
+        self.api = api
+        self.config = config or GenerateConfig()
+        self.cache = cache
+        self.max_concurrency = max_concurrency or api.max_concurrency
+        self.stats = ModelStats()
+        self._semaphore = asyncio.Semaphore(self.max_concurrency)
+
+    @property
+    def name(self) -> str:
+        """The provider-qualified model name."""
+        return self.api.name
+
+    async def generate(
+        self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> ModelOutput:
+        """Generate a reply; a plain string is sent as one user message.
+
+        ``config`` overrides this model's default settings field by field. A cached
+        output is returned without calling the provider when the cache is on.
+        """
+        chat = [user(messages)] if isinstance(messages, str) else list(messages)
+        merged = self.config.merge(config)
+        self.stats.calls += 1
+        key = cache_key(self.api.describe(), chat, merged) if self.cache is not None else None
+        if self.cache is not None and key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        try:
+            async with self._semaphore:
+                output = await self.api.generate(chat, merged)
+        except BaseException:
+            self.stats.errors += 1
+            raise
+        self.stats.usage = self.stats.usage + output.usage
+        if self.cache is not None and key is not None:
+            self.cache.put(key, output)
+        return output
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes for this model."""
+        return self.api.count_tokens(text)
+
+    async def aclose(self) -> None:
+        """Release the provider's resources."""
+        await self.api.aclose()
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """Split a model spec into (provider, name).
+
+    ``local`` → (``local``, ``""``); ``local:/m.gguf`` → (``local``, ``/m.gguf``);
+    ``openai-compatible:gpt-4o@https://host/v1`` → (``openai-compatible``, ``gpt-4o@https://host/v1``);
+    ``baseline/random`` → (``baseline``, ``random``).
+    """
+    if ":" in spec:
+        provider, name = spec.split(":", 1)
+    elif "/" in spec:
+        provider, name = spec.split("/", 1)
+    else:
+        provider, name = spec, ""
+    return provider, name
+
+
+def get_model(
+    spec: str,
+    *,
+    config: GenerateConfig | None = None,
+    cache: ResponseCache | None = None,
+    max_concurrency: int | None = None,
+    **options: object,
+) -> Model:
+    """Build a :class:`Model` from a spec string such as ``local`` or ``openai-compatible:m@url``.
+
+    ``options`` go to the provider factory (e.g. ``api_key_env``, ``n_ctx``).
+    Raises ``UnknownNameError`` for an unknown provider.
+    """
+    from . import providers as _builtin  # noqa: F401  (registers the built-in providers)
+
+    provider, name = parse_model_spec(spec)
+    factory = model_providers.get(provider)
+    api = factory(name, **options)
+    return Model(api, config=config, cache=cache, max_concurrency=max_concurrency)

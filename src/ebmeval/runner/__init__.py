@@ -1,0 +1,21 @@
+"""Running tasks: configuration, the resumable runner, and run summaries."""
+
+from ._config import DEFAULT_STORE, RunConfig, config_from_flags, load_config
+from ._runner import Progress, ProgressCallback, RunResult, build_models, run, select_samples
+from ._summary import MetricSummary, RunSummary, summarize
+
+__all__ = [
+    "DEFAULT_STORE",
+    "MetricSummary",
+    "Progress",
+    "ProgressCallback",
+    "RunConfig",
+    "RunResult",
+    "RunSummary",
+    "build_models",
+    "config_from_flags",
+    "load_config",
+    "run",
+    "select_samples",
+    "summarize",
+]

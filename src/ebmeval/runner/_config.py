@@ -1,0 +1,115 @@
+"""The run configuration, from flags or a YAML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .._util.defaults import DEFAULT_STORE
+from .._util.errors import ConfigError
+from ..models import GenerateConfig
+
+
+class RunConfig(BaseModel):
+    """Everything that defines one run; every field has one meaning."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: str
+    """Registered task name, e.g. ``pubmedqa``."""
+    task_args: dict[str, Any] = Field(default_factory=dict)
+    """Options of the task factory, e.g. ``{"context": "none"}``."""
+    model: str = "local"
+    """Spec of the model under evaluation (``local``, ``openai-compatible:m@url`` …)."""
+    model_args: dict[str, Any] = Field(default_factory=dict)
+    """Provider options, e.g. ``{"n_ctx": 4096}``."""
+    roles: dict[str, str] = Field(default_factory=dict)
+    """Model specs for other roles the task needs (``judge`` …); unset roles use ``model``."""
+    generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    """Generation settings that override the task's defaults."""
+    seed: int = 0
+    """Seed of every random choice in the run; epoch ``e`` samples with ``seed + e``."""
+    epochs: int = Field(default=1, ge=1)
+    """How many times each sample is answered."""
+    limit: int | None = Field(default=None, gt=0)
+    """Answer only the first ``limit`` samples (not part of the run's identity)."""
+    concurrency: int | None = Field(default=None, gt=0)
+    """Samples in flight at once; default: what the model serves well."""
+    store: str = DEFAULT_STORE
+    """Path of the SQLite run store."""
+    cache: bool = True
+    """Reuse cached model responses for identical requests."""
+
+    def identity(self, task_args: dict[str, Any], task_version: str) -> dict[str, Any]:
+        """The fields that decide the results; equal identities resume the same run."""
+        return {
+            "task": self.task,
+            "task_args": task_args,
+            "task_version": task_version,
+            "model": self.model,
+            "model_args": self.model_args,
+            "roles": self.roles,
+            "generate": self.generate.model_dump(exclude_none=True, exclude={"timeout"}),
+            "seed": self.seed,
+            "epochs": self.epochs,
+        }
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """Read a YAML run config; ``overrides`` (from flags) replace top-level fields.
+
+    Errors name the file, the field and, where the YAML shows it, the line.
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("config", f"cannot read {source}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError("config", f"not valid YAML: {exc}", source=str(source)) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("config", "the file must hold a mapping of fields", source=str(source))
+    data.update(overrides or {})
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = [str(part) for part in first["loc"]]
+        line = _line_of(root, loc)
+        where = f"{source}:{line}" if line else str(source)
+        raise ConfigError(
+            ".".join(loc) or "config", f"{first['msg']} (value: {first.get('input')!r})", source=where
+        ) from exc
+
+
+def config_from_flags(**fields: Any) -> RunConfig:
+    """A config from command-line values; ``None`` values take the defaults."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    try:
+        return RunConfig.model_validate(given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(loc or "config", f"{first['msg']} (value: {first.get('input')!r})") from exc
+
+
+def _line_of(node: yaml.Node | None, loc: list[str]) -> int | None:
+    """1-based line of the YAML key at ``loc``, as deep as the document has it."""
+    line: int | None = None
+    for part in loc:
+        if not isinstance(node, yaml.MappingNode):
+            break
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == part:
+                line = key.start_mark.line + 1
+                node = value
+                break
+        else:
+            break
+    return line

@@ -1,0 +1,214 @@
+"""Run a task: generate what is missing, score what is unscored, record everything."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .._util.errors import EbmevalError, UsageError
+from .._util.hashing import stable_hash
+from ..models import Model, ResponseCache, Usage, get_model
+from ..store import RunRecord, RunStore, collect_provenance
+from ..tasks import Generation, Sample, SampleContext, Task, create_task
+from ._config import RunConfig
+
+
+@dataclass
+class Progress:
+    """Where a run stands; passed to the progress callback after every sample."""
+
+    total: int
+    """Sample × epoch pairs selected for this run."""
+    done: int = 0
+    """Of those, finished (generated and scored), this invocation or before."""
+    resumed: int = 0
+    """Finished in an earlier invocation."""
+    errors: int = 0
+    """Failed this invocation (logged in the store; a re-run retries them)."""
+    model_calls: int = 0
+    """Model calls requested this invocation."""
+    cache_hits: int = 0
+    """Of those, answered from the response cache."""
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class RunResult:
+    """The outcome of one invocation of :func:`run`."""
+
+    run: RunRecord
+    resumed: bool
+    progress: Progress
+    usage: Usage
+    elapsed: float
+    interrupted: bool = False
+
+
+def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
+    """The model under evaluation plus one per role the task needs."""
+    cache = ResponseCache() if config.cache else None
+    defaults = task.generate_config.merge(config.generate)
+    models = {
+        "model": get_model(
+            config.model, config=defaults, cache=cache, max_concurrency=config.concurrency, **config.model_args
+        )
+    }
+    for role in task.roles:
+        spec = config.roles.get(role)
+        models[role] = models["model"] if spec is None else get_model(spec, cache=cache)
+    unknown = set(config.roles) - set(task.roles)
+    if unknown:
+        raise UsageError(
+            f"roles {sorted(unknown)} are not used by task '{task.name}' (it uses: {list(task.roles) or 'none'})"
+        )
+    return models
+
+
+def select_samples(task: Task, limit: int | None) -> list[Sample]:
+    """The first ``limit`` samples of the task, refusing duplicate ids."""
+    samples = list(task.dataset[:limit] if limit is not None else task.dataset)
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id in seen:
+            raise UsageError(f"task '{task.name}' has two samples with id '{sample.id}'")
+        seen.add(sample.id)
+    return samples
+
+
+def run(
+    config: RunConfig,
+    *,
+    task: Task | None = None,
+    models: dict[str, Model] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> RunResult:
+    """Run ``config`` to completion, resuming whatever an earlier run left unfinished.
+
+    ``task`` and ``models`` may be given to use objects built elsewhere (tests,
+    notebooks); otherwise they are built from the config.
+    """
+    task = task or create_task(config.task, **config.task_args)
+    models = models or build_models(config, task)
+    store = RunStore(config.store)
+    identity = config.identity(task.args, task.version)
+    config_hash = stable_hash(identity)
+    run_record, resumed = store.begin_run(
+        run_id=config_hash[:12],
+        config_hash=config_hash,
+        config={**config.model_dump(), "task_args": task.args, "task_version": task.version},
+        task=task.name,
+        model=models["model"].name,
+        seed=config.seed,
+        provenance=collect_provenance({role: m.api.describe() for role, m in models.items()}),
+    )
+    run_id = run_record.run_id
+    store.acquire(run_id)
+    samples = select_samples(task, config.limit)
+    progress = Progress(total=len(samples) * config.epochs)
+    started = time.perf_counter()
+    status = "interrupted"
+    try:
+        asyncio.run(_execute(task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None)))
+        status = "errors" if progress.errors else "complete"
+    finally:
+        store.set_status(run_id, status)
+        store.release(run_id)
+        final = store.get_run(run_id)
+        store.close()
+    usage = Usage()
+    for model in {id(m): m for m in models.values()}.values():
+        usage = usage + model.stats.usage
+    return RunResult(
+        run=final,
+        resumed=resumed,
+        progress=progress,
+        usage=usage,
+        elapsed=time.perf_counter() - started,
+        interrupted=status == "interrupted",
+    )
+
+
+async def _execute(
+    task: Task,
+    models: dict[str, Model],
+    store: RunStore,
+    run_id: str,
+    samples: Sequence[Sample],
+    config: RunConfig,
+    progress: Progress,
+    on_progress: ProgressCallback,
+) -> None:
+    generated = store.done_generations(run_id)
+    scored = {scorer.name: store.scored(run_id, scorer.name) for scorer in task.scorers}
+    todo: list[tuple[Sample, int]] = []
+    for epoch in range(config.epochs):
+        for sample in samples:
+            key = (sample.id, epoch)
+            if key in generated and all(key in done for done in scored.values()):
+                progress.done += 1
+                progress.resumed += 1
+            else:
+                todo.append((sample, epoch))
+    on_progress(progress)
+    limit = asyncio.Semaphore(config.concurrency or models["model"].max_concurrency)
+    base_seed = config.generate.seed if config.generate.seed is not None else config.seed
+    unique_models = list({id(m): m for m in models.values()}.values())
+
+    async def one(sample: Sample, epoch: int) -> None:
+        async with limit:
+            ctx = SampleContext(models, store.memo(run_id, sample.id, epoch), seed=base_seed + epoch)
+            stage = "generate"
+            try:
+                found = store.get_generation(run_id, sample.id, epoch)
+                if found is None:
+                    generation = await _generate(task, sample, epoch, ctx)
+                    store.put_generation(run_id, sample, generation)
+                else:
+                    generation = found[1]
+                for scorer in task.scorers:
+                    if (sample.id, epoch) in scored[scorer.name]:
+                        continue
+                    stage = f"score:{scorer.name}"
+                    score = await scorer(sample, generation, ctx)
+                    store.put_score(run_id, sample.id, epoch, scorer.name, score)
+            except EbmevalError as exc:
+                progress.errors += 1
+                store.put_error(run_id, sample.id, epoch, stage, f"{type(exc).__name__}: {exc}")
+            except Exception:  # a bug in a workflow or scorer must not lose the other samples
+                progress.errors += 1
+                store.put_error(run_id, sample.id, epoch, stage, traceback.format_exc())
+            else:
+                progress.done += 1
+            progress.model_calls = sum(m.stats.calls for m in unique_models)
+            progress.cache_hits = sum(m.stats.cache_hits for m in unique_models)
+            on_progress(progress)
+
+    async with asyncio.TaskGroup() as group:
+        for sample, epoch in todo:
+            group.create_task(one(sample, epoch))
+
+
+async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> Generation:
+    started = time.perf_counter()
+    result = await task.workflow(sample, ctx)
+    usage = Usage()
+    for step in ctx.steps:
+        payload = ctx.memo.get_step(step)
+        if payload is not None and "output" in payload:
+            usage = usage + Usage.model_validate(payload["output"].get("usage", {}))
+    return Generation(
+        sample_id=sample.id,
+        epoch=epoch,
+        output=result.output,
+        answer=task.parser(result.output, sample),
+        retrieved=result.retrieved,
+        steps=ctx.steps,
+        usage=usage,
+        latency=time.perf_counter() - started,
+        metadata=result.metadata,
+    )

@@ -1,0 +1,20 @@
+"""The run store: every run, generation, step, score and error, in SQLite."""
+
+from ._export import ExportFormat, export_rows, export_run
+from ._provenance import collect_provenance, git_revision, package_versions
+from ._schema import SCHEMA_VERSION
+from ._store import RunLockedError, RunRecord, RunStore, SampleMemo
+
+__all__ = [
+    "ExportFormat",
+    "SCHEMA_VERSION",
+    "RunLockedError",
+    "RunRecord",
+    "RunStore",
+    "SampleMemo",
+    "collect_provenance",
+    "export_rows",
+    "export_run",
+    "git_revision",
+    "package_versions",
+]

@@ -1,0 +1,38 @@
+"""Tasks, samples, workflows and scorers: the types every evaluation is built from."""
+
+from ._context import MemoryMemo, SampleContext, StepMemo
+from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
+from ._task import (
+    AnswerParser,
+    Generation,
+    Score,
+    Scorer,
+    Task,
+    Workflow,
+    WorkflowResult,
+    create_task,
+    keep_text,
+    task,
+    tasks,
+)
+
+__all__ = [
+    "AnswerParser",
+    "Document",
+    "Generation",
+    "MemoryMemo",
+    "ParsedAnswer",
+    "RetrievedDocument",
+    "Sample",
+    "SampleContext",
+    "Score",
+    "Scorer",
+    "StepMemo",
+    "Task",
+    "Workflow",
+    "WorkflowResult",
+    "create_task",
+    "keep_text",
+    "task",
+    "tasks",
+]

@@ -1,0 +1,143 @@
+"""Tasks: a dataset, a workflow that produces an answer, and scorers that grade it."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from .._util.errors import ConfigError
+from .._util.registry import Registry
+from ..models import GenerateConfig, Usage
+from ._context import SampleContext
+from ._sample import ParsedAnswer, RetrievedDocument, Sample
+
+
+class WorkflowResult(BaseModel):
+    """What a workflow produced for one sample."""
+
+    output: str
+    """The final text answer."""
+    retrieved: list[RetrievedDocument] | None = None
+    """Documents retrieved for the sample, in rank order, when the workflow retrieves."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Workflow-specific details worth keeping (truncation applied, iterations …)."""
+
+
+@runtime_checkable
+class Workflow(Protocol):
+    """Produces an answer for one sample, calling models through the context."""
+
+    name: str
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Answer ``sample``."""
+
+
+class Generation(BaseModel):
+    """A stored answer: the workflow result plus its parsed form and costs."""
+
+    sample_id: str
+    epoch: int = 0
+    output: str
+    answer: ParsedAnswer
+    retrieved: list[RetrievedDocument] | None = None
+    steps: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    latency: float = 0.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Score(BaseModel):
+    """The grade one scorer gives one generation.
+
+    ``values`` holds named per-sample metrics (``accuracy``, ``f1`` …); ``None``
+    marks a metric that could not be computed for this sample (e.g. unparsed), and
+    is counted, not averaged.
+    """
+
+    values: dict[str, float | None]
+    explanation: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Grades a generation; judges call models through the context."""
+
+    name: str
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade ``generation`` of ``sample``."""
+
+
+AnswerParser = Callable[[str, Sample], ParsedAnswer]
+"""Extracts the task's answer form from raw output text."""
+
+
+def keep_text(output: str, sample: Sample) -> ParsedAnswer:
+    """The parser of free-text tasks: the stripped output is the answer; empty is unparsed."""
+    text = output.strip()
+    return ParsedAnswer(value=text, method="text") if text else ParsedAnswer.unparsed("text")
+
+
+@dataclass
+class Task:
+    """A dataset with the workflow that answers it and the scorers that grade it."""
+
+    name: str
+    """Registered name, e.g. ``pubmedqa`` or ``mirage/medqa``."""
+    dataset: Sequence[Sample]
+    """The samples, in a stable order."""
+    workflow: Workflow
+    """How an answer is produced."""
+    scorers: Sequence[Scorer]
+    """How answers are graded."""
+    parser: AnswerParser = keep_text
+    """How the answer is read from the output."""
+    version: str = "1"
+    """Bumped whenever data, prompts or scoring change in a way that changes results."""
+    args: dict[str, Any] = field(default_factory=dict)
+    """The arguments the task factory was called with (recorded in the run)."""
+    generate_config: GenerateConfig = field(default_factory=GenerateConfig)
+    """Task defaults for generation (e.g. ``max_tokens``); run settings override them."""
+    roles: Sequence[str] = ()
+    """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Data card facts: source, licence, size."""
+
+
+TaskFactory = Callable[..., Task]
+
+tasks: Registry[TaskFactory] = Registry("task")
+"""Built-in and user tasks by name."""
+
+
+def task(name: str) -> Callable[[TaskFactory], TaskFactory]:
+    """Register a task factory under ``name``; its keyword arguments are the task's options."""
+    return tasks.register(name)
+
+
+def create_task(name: str, **args: Any) -> Task:
+    """Build the registered task ``name`` with ``args``, checking every argument name.
+
+    Raises ``UnknownNameError`` for an unknown task and ``ConfigError`` for an
+    argument the factory does not take.
+    """
+    from .. import benchmarks as _builtin  # noqa: F401  (registers the built-in tasks)
+
+    factory = tasks.get(name)
+    params = inspect.signature(factory).parameters
+    for key in args:
+        if key not in params:
+            options = ", ".join(params) or "none"
+            raise ConfigError(f"task_args.{key}", f"task '{name}' takes no such option (options: {options})")
+    try:
+        built = factory(**args)
+    except TypeError as exc:
+        raise ConfigError("task_args", f"task '{name}': {exc}") from exc
+    built.args = {**{k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}, **args}
+    return built

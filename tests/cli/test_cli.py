@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def ebmeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from ebmeval.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_unknown_task_exits_2_with_suggestion(tmp_path: Path) -> None:
+    done = ebmeval("run", "--task", "pubmedq", "--model", "scripted:A", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Unknown task 'pubmedq'" in done.stderr and "Did you mean 'pubmedqa'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_unknown_model_provider_exits_2(tmp_path: Path) -> None:
+    done = ebmeval("run", "--task", "pubmedqa", "--model", "opeanai-compatible:x@http://h", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Unknown model provider 'opeanai-compatible'" in done.stderr and "openai-compatible" in done.stderr
+
+
+def test_bad_config_file_exits_2_naming_the_place(tmp_path: Path) -> None:
+    (tmp_path / "run.yaml").write_text("task: pubmedqa\nseed: many\n")
+    done = ebmeval("run", "run.yaml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "run.yaml:2" in done.stderr and "field 'seed'" in done.stderr
+
+
+def test_bad_task_option_exits_2(tmp_path: Path) -> None:
+    done = ebmeval("run", "--task", "pubmedqa", "--task-arg", "contxt=none", "--model", "scripted:A", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "task_args.contxt" in done.stderr
+
+
+def test_run_show_export_roundtrip_with_scripted_model(tmp_path: Path) -> None:
+    done = ebmeval("run", "--task", "pubmedqa", "--model", "scripted:A", "--limit", "4", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["generations"] == 4 and summary["invocation"]["new_samples"] == 4
+    run_id = summary["run_id"]
+
+    again = ebmeval("run", "--task", "pubmedqa", "--model", "scripted:A", "--limit", "4", "--json", cwd=tmp_path)
+    assert json.loads(again.stdout)["invocation"] == {**json.loads(again.stdout)["invocation"], "new_samples": 0}
+
+    shown = ebmeval("show", run_id, "--json", cwd=tmp_path)
+    assert json.loads(shown.stdout)["metrics"] == summary["metrics"]
+
+    exported = ebmeval("export", run_id, "--format", "csv", "--out", "out.csv", cwd=tmp_path)
+    assert exported.returncode == 0
+    assert len((tmp_path / "out.csv").read_text().strip().splitlines()) == 5
+
+    listed = ebmeval("list", "runs", "--json", cwd=tmp_path)
+    assert [r["run_id"] for r in json.loads(listed.stdout)] == [run_id]
+
+
+@pytest.mark.parametrize("store", ["not-a-db.sqlite"])
+def test_corrupt_store_is_a_usage_error(tmp_path: Path, store: str) -> None:
+    (tmp_path / store).write_text("this is not sqlite")
+    done = ebmeval("list", "runs", "--store", store, cwd=tmp_path)
+    assert done.returncode == 2 and "not a readable ebmeval run store" in done.stderr

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from ebmeval.runner import RunConfig, run, summarize
+from ebmeval.store import RunLockedError, RunStore
+from tests.helpers.toy import scripted_model, toy_task
+
+
+def config(tmp_path: Path, **fields: object) -> RunConfig:
+    return RunConfig.model_validate({"task": "toy", "store": str(tmp_path / "runs.sqlite"), "cache": False, **fields})
+
+
+def requests_of(model) -> list[str]:
+    return [messages[-1].content for messages, _config in model.api.requests]
+
+
+def test_run_generates_scores_and_summarises(tmp_path: Path) -> None:
+    model = scripted_model()
+    result = run(config(tmp_path), task=toy_task(6), models={"model": model})
+
+    assert result.run.status == "complete"
+    assert result.progress.done == 6 and result.progress.errors == 0
+    assert len(model.api.requests) == 12  # two steps per sample
+    summary = summarize(RunStore(tmp_path / "runs.sqlite"), result.run.run_id)
+    (accuracy,) = [m for m in summary.metrics if m.metric == "accuracy"]
+    assert accuracy.value == pytest.approx(0.5)  # 'A' is right for even ids only
+    assert accuracy.n == 6 and accuracy.missing == 0
+    assert accuracy.ci[0] <= 0.5 <= accuracy.ci[1]
+    assert summary.generations == 6 and summary.unparsed == 0
+
+
+def test_rerun_resumes_without_calling_the_model(tmp_path: Path) -> None:
+    first = run(config(tmp_path), task=toy_task(6), models={"model": scripted_model()})
+    again = scripted_model()
+    second = run(config(tmp_path), task=toy_task(6), models={"model": again})
+
+    assert second.run.run_id == first.run.run_id and second.resumed
+    assert second.progress.resumed == 6
+    assert again.api.requests == []
+    store = RunStore(tmp_path / "runs.sqlite")
+    assert store.count_generations(first.run.run_id) == (6, 0)
+    assert len(list(store.scores(first.run.run_id))) == 6
+
+
+def test_failed_samples_are_logged_and_retried_on_rerun(tmp_path: Path) -> None:
+    flaky = scripted_model(fail_on={"Q q3: draft was"})
+    first = run(config(tmp_path), task=toy_task(6), models={"model": flaky})
+    assert first.run.status == "errors" and first.progress.errors == 1
+    store = RunStore(tmp_path / "runs.sqlite")
+    assert store.count_generations(first.run.run_id) == (5, 0)
+    [(sample_id, _epoch, stage, error, _at)] = store.errors(first.run.run_id)
+    assert (sample_id, stage) == ("q3", "generate") and "scripted failure" in error
+
+    retry = scripted_model()
+    second = run(config(tmp_path), task=toy_task(6), models={"model": retry})
+    assert second.run.status == "complete"
+    # only q3's unfinished step is sent again: its draft step finished before the failure
+    assert requests_of(retry) == ["Q q3: draft was thinking. Final letter?"]
+    assert store.count_generations(first.run.run_id) == (6, 0)
+    assert summarize(store, first.run.run_id).failing == 0
+
+
+def test_limit_is_not_part_of_the_identity(tmp_path: Path) -> None:
+    small = run(config(tmp_path, limit=2), task=toy_task(6), models={"model": scripted_model()})
+    model = scripted_model()
+    full = run(config(tmp_path), task=toy_task(6), models={"model": model})
+    assert full.run.run_id == small.run.run_id
+    assert full.progress.resumed == 2 and len(model.api.requests) == 8
+
+
+def test_changed_settings_start_a_new_run(tmp_path: Path) -> None:
+    a = run(config(tmp_path), task=toy_task(2), models={"model": scripted_model()})
+    b = run(config(tmp_path, seed=7), task=toy_task(2), models={"model": scripted_model()})
+    assert a.run.run_id != b.run.run_id
+    assert b.run.seed == 7
+
+
+def test_unparsed_outputs_are_kept_and_counted(tmp_path: Path) -> None:
+    model = scripted_model(lambda messages, _config: "no idea")
+    result = run(config(tmp_path), task=toy_task(4), models={"model": model})
+    store = RunStore(tmp_path / "runs.sqlite")
+    assert store.count_generations(result.run.run_id) == (4, 4)
+    sample, generation = store.get_generation(result.run.run_id, "q1")
+    assert generation.output == "no idea" and not generation.answer.parsed
+    assert [m for m in summarize(store, result.run.run_id).metrics if m.metric == "accuracy"] == []
+
+
+def test_a_run_written_by_a_live_process_is_refused(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite")
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        store._write(
+            "INSERT INTO locks (run_id, pid, host, started_at) VALUES (?, ?, ?, 'now')",
+            ("abc", sleeper.pid, __import__("socket").gethostname()),
+        )
+        with pytest.raises(RunLockedError, match=f"process {sleeper.pid}"):
+            store.acquire("abc")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    store.acquire("abc")  # the holder died: the lock is taken over
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, {root!r})
+    from ebmeval.runner import RunConfig, run
+    from tests.helpers.toy import scripted_model, toy_task
+    from tests.helpers.counting import counting_responder
+    cfg = RunConfig(task="toy", store={store!r}, cache=False)
+    run(cfg, task=toy_task(12), models={{"model": scripted_model(counting_responder({log!r}), delay={delay})}})
+    """
+)
+
+
+def test_kill_9_halfway_then_rerun_completes_without_repeats(tmp_path: Path) -> None:
+    store_path = tmp_path / "runs.sqlite"
+    log = tmp_path / "calls.log"
+    root = str(Path(__file__).resolve().parents[2])
+    script = KILL_SCRIPT.format(root=root, store=str(store_path), log=str(log), delay=0.15)
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=root)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 9:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    store = RunStore(store_path)
+    (record,) = store.list_runs()
+    finished_before = {s.id for s, _g in store.generations(record.run_id)}
+    assert 0 < len(finished_before) < 12
+    calls_before = log.read_text().splitlines()
+
+    script = KILL_SCRIPT.format(root=root, store=str(store_path), log=str(log), delay=0)
+    subprocess.run([sys.executable, "-c", script], cwd=root, check=True, timeout=120)
+
+    assert store.count_generations(record.run_id) == (12, 0)
+    assert len(list(store.scores(record.run_id))) == 12
+    assert store.get_run(record.run_id).status == "complete"
+    calls_after = log.read_text().splitlines()[len(calls_before) :]
+    # finished samples are not sent again; at most the one call in flight at the kill is repeated
+    assert not [c for c in calls_after if c.split()[1].rstrip(":") in finished_before]
+    assert len([c for c in calls_after if c in calls_before]) <= 1
+    assert len(calls_before) + len(calls_after) <= 24 + 1
