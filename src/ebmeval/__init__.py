@@ -1,7 +1,9 @@
 """ebmeval: evaluate large language models on the work of evidence-based medicine."""
 
 from .models import GenerateConfig, Model, get_model
-from .tasks import Document, Sample, Score, Task, create_task, task
+from .runner import RunConfig, load_config, rescore, run, summarize
+from .store import RunStore
+from .tasks import Document, Sample, Score, Task, create_scorer, create_task, scorer, task
 
 __version__ = "0.1.0"
 
@@ -9,11 +11,19 @@ __all__ = [
     "Document",
     "GenerateConfig",
     "Model",
+    "RunConfig",
+    "RunStore",
     "Sample",
     "Score",
     "Task",
     "__version__",
+    "create_scorer",
     "create_task",
     "get_model",
+    "load_config",
+    "rescore",
+    "run",
+    "scorer",
+    "summarize",
     "task",
 ]

@@ -153,9 +153,12 @@ def list_(
     rows: list[dict[str, Any]]
     if kind is ListKind.tasks:
         from .. import benchmarks  # noqa: F401
-        from ..tasks import tasks
+        from ..tasks import task_registry
 
-        rows = [{"task": name, "about": (tasks.get(name).__doc__ or "").strip().splitlines()[0]} for name in tasks]
+        rows = [
+            {"task": name, "about": (task_registry.get(name).__doc__ or "").strip().splitlines()[0]}
+            for name in task_registry
+        ]
     elif kind is ListKind.models:
         from ..models import model_providers
         from ..models import providers as _builtin  # noqa: F401  (registers the built-in providers)
@@ -293,3 +296,43 @@ def serve_model(
 
     console.print(f"serving {model} at http://{host}:{port}/v1 (openai-compatible:<name>@http://{host}:{port}/v1)")
     serve(model, host=host, port=port, n_ctx=n_ctx, n_parallel=n_parallel)
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="Registered scorer name (repeatable).")],
+    scorer_arg: Annotated[list[str] | None, typer.Option("--scorer-arg", help="Scorer option KEY=VALUE.")] = None,
+    role: Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=local).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Samples scored at once.")] = 4,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Score a stored run with more scorers (e.g. judges) without generating again."""
+    from ..models import ResponseCache, get_model
+    from ..runner import rescore as rescore_run
+    from ..runner import summarize
+    from ..store import RunStore
+    from ..tasks import create_scorer
+    from ._display import ProgressBar, summary_table
+
+    options = _key_values(scorer_arg, "--scorer-arg")
+    built = [create_scorer(name, **options) for name in scorer]
+    cache = None if no_cache else ResponseCache()
+    specs = {k: str(v) for k, v in _key_values(role, "--role").items()}
+    record = RunStore(store).get_run(run_id)
+    specs.setdefault("judge", record.config.get("model", "local"))
+    models = {name: get_model(spec, cache=cache) for name, spec in specs.items()}
+    with ProgressBar(f"rescore {record.run_id}") as bar:
+        progress = rescore_run(store, record.run_id, built, models, concurrency=concurrency, on_progress=bar.update)
+    summary = summarize(RunStore(store), record.run_id)
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict(), indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(summary_table(summary))
+    if progress.errors:
+        console.print(f"[red]{progress.errors} samples failed to score[/] (see `ebmeval show {record.run_id} --errors`)")
+        raise typer.Exit(1)

@@ -1,6 +1,7 @@
 """Running tasks: configuration, the resumable runner, and run summaries."""
 
 from ._config import DEFAULT_STORE, RunConfig, config_from_flags, load_config
+from ._rescore import rescore
 from ._runner import Progress, ProgressCallback, RunResult, build_models, run, select_samples
 from ._summary import MetricSummary, RunSummary, summarize
 
@@ -15,6 +16,7 @@ __all__ = [
     "build_models",
     "config_from_flags",
     "load_config",
+    "rescore",
     "run",
     "select_samples",
     "summarize",

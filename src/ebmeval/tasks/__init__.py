@@ -10,10 +10,13 @@ from ._task import (
     Task,
     Workflow,
     WorkflowResult,
+    create_scorer,
     create_task,
     keep_text,
+    scorer,
+    scorer_registry,
     task,
-    tasks,
+    task_registry,
 )
 
 __all__ = [
@@ -31,8 +34,11 @@ __all__ = [
     "Task",
     "Workflow",
     "WorkflowResult",
+    "create_scorer",
     "create_task",
     "keep_text",
+    "scorer",
+    "scorer_registry",
     "task",
-    "tasks",
+    "task_registry",
 ]

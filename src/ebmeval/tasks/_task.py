@@ -112,13 +112,35 @@ class Task:
 
 TaskFactory = Callable[..., Task]
 
-tasks: Registry[TaskFactory] = Registry("task")
+task_registry: Registry[TaskFactory] = Registry("task")
 """Built-in and user tasks by name."""
 
 
 def task(name: str) -> Callable[[TaskFactory], TaskFactory]:
     """Register a task factory under ``name``; its keyword arguments are the task's options."""
-    return tasks.register(name)
+    return task_registry.register(name)
+
+
+ScorerFactory = Callable[..., Scorer]
+
+scorer_registry: Registry[ScorerFactory] = Registry("scorer")
+"""Scorers that can be named on the command line (``ebmeval rescore RUN --scorer NAME``)."""
+
+
+def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
+    """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``."""
+    return scorer_registry.register(name)
+
+
+def create_scorer(name: str, **args: Any) -> Scorer:
+    """Build the registered scorer ``name`` with ``args``."""
+    from .. import scorers as _builtin  # noqa: F401  (registers the built-in scorers)
+
+    factory = scorer_registry.get(name)
+    try:
+        return factory(**args)
+    except TypeError as exc:
+        raise ConfigError("scorer_args", f"scorer '{name}': {exc}") from exc
 
 
 def create_task(name: str, **args: Any) -> Task:
@@ -129,7 +151,7 @@ def create_task(name: str, **args: Any) -> Task:
     """
     from .. import benchmarks as _builtin  # noqa: F401  (registers the built-in tasks)
 
-    factory = tasks.get(name)
+    factory = task_registry.get(name)
     params = inspect.signature(factory).parameters
     for key in args:
         if key not in params:
