@@ -334,5 +334,72 @@ def rescore(
 
         Console().print(summary_table(summary))
     if progress.errors:
-        console.print(f"[red]{progress.errors} samples failed to score[/] (see `ebmeval show {record.run_id} --errors`)")
+        console.print(
+            f"[red]{progress.errors} samples failed to score[/] (see `ebmeval show {record.run_id} --errors`)"
+        )
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    run_ids: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes) to report on.")],
+    out: Annotated[Path, typer.Option(help="Directory for report.html, report.md, tables.tex, CSV and PNG files.")],
+    by: Annotated[str | None, typer.Option(help="Break metrics down by this sample metadata key.")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="YAML of model name → [USD per 1M prompt tokens, per 1M completion tokens].")
+    ] = None,
+    title: Annotated[str, typer.Option(help="Report title.")] = "ebmeval report",
+    store: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Write a self-contained report (HTML with plots, Markdown, LaTeX, CSV) of stored runs."""
+    from ..report import collect, write_report
+    from ..store import RunStore
+
+    price_table = _read_prices(prices) if prices is not None else {}
+    files = write_report(collect(RunStore(store), run_ids, by=by, prices=price_table), out, title=title)
+    console.print(
+        f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"
+    )
+
+
+def _read_prices(path: Path) -> dict[str, tuple[float, float]]:
+    import yaml
+
+    from .._util.errors import ConfigError
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return {str(model): (float(pair[0]), float(pair[1])) for model, pair in raw.items()}
+    except (OSError, yaml.YAMLError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ConfigError(
+            "prices", f"expected 'model: [input_usd_per_1M, output_usd_per_1M]' ({exc})", source=str(path)
+        ) from exc
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="First run id.")],
+    run_b: Annotated[str, typer.Argument(help="Second run id.")],
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Paired tests of two runs on the samples both answered (McNemar or paired t, Cohen's d)."""
+    from dataclasses import asdict
+
+    from ..report import collect
+    from ..store import RunStore
+
+    data = collect(RunStore(store), [run_a, run_b])
+    if as_json:
+        typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = data.contrast_table()
+    shown = RichTable(title=table.title, caption=" ".join(table.notes), caption_justify="left")
+    for column in table.columns:
+        shown.add_column(column)
+    for row in table.rows:
+        shown.add_row(*row)
+    Console().print(shown)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from ..runner import Progress as RunProgress
@@ -32,7 +40,7 @@ class ProgressBar:
             transient=False,
         )
         self._label = label
-        self._task: int | None = None
+        self._task: TaskID | None = None
         self._resumed = 0
 
     def __enter__(self) -> ProgressBar:
@@ -80,7 +88,12 @@ def summary_table(summary: RunSummary, *, by: str | None = None) -> Table:
         row = [m.scorer, m.metric]
         if by is not None:
             row.append(m.group or "all")
-        row += [f"{m.value:.3f}", f"{m.ci[0]:.3f}–{m.ci[1]:.3f}" if m.ci[0] == m.ci[0] else "—", str(m.n), str(m.missing)]
+        row += [
+            f"{m.value:.3f}",
+            f"{m.ci[0]:.3f}–{m.ci[1]:.3f}" if m.ci[0] == m.ci[0] else "—",
+            str(m.n),
+            str(m.missing),
+        ]
         table.add_row(*row)
     table.caption = (
         f"{summary.generations} answered · {summary.unparsed} unparsed · {summary.failing} failing · "

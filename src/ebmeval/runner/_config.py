@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._util.defaults import DEFAULT_STORE
+from .._util.defaults import DEFAULT_STORE as DEFAULT_STORE
 from .._util.errors import ConfigError
 from ..models import GenerateConfig
 

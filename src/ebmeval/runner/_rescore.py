@@ -55,7 +55,9 @@ async def _rescore(
         sample, generation = stored[index]
         key = (sample.id, generation.epoch)
         async with limit:
-            ctx = SampleContext(models, store.memo(run_id, sample.id, generation.epoch), seed=run_seed + generation.epoch)
+            ctx = SampleContext(
+                models, store.memo(run_id, sample.id, generation.epoch), seed=run_seed + generation.epoch
+            )
             failed = False
             for scorer in scorers:
                 if key in done[scorer.name]:

@@ -1,0 +1,21 @@
+"""Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
+
+from ._build import Prices, Report, collect, recall_curve
+from ._compare import Contrast, compare, compare_runs, metric_values
+from ._render import ReportFiles, write_report
+from ._tables import Table, latex_escape
+
+__all__ = [
+    "Contrast",
+    "Prices",
+    "Report",
+    "ReportFiles",
+    "Table",
+    "collect",
+    "compare",
+    "compare_runs",
+    "latex_escape",
+    "metric_values",
+    "recall_curve",
+    "write_report",
+]

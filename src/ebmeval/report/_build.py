@@ -1,0 +1,257 @@
+"""Build a report over stored runs: tables, plots and the files that hold them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..runner import RunSummary, summarize
+from ..store import RunRecord, RunStore
+from ._compare import Contrast, compare_runs
+from ._tables import Table
+
+Prices = Mapping[str, tuple[float, float]]
+"""Model name → (price per million prompt tokens, per million completion tokens)."""
+
+
+@dataclass
+class Report:
+    """Everything a report shows, before rendering."""
+
+    runs: list[RunRecord]
+    labels: dict[str, str]
+    summaries: dict[str, RunSummary]
+    contrasts: list[Contrast]
+    recall_at_k: dict[str, list[float]]
+    by: str | None
+    prices: Prices = field(default_factory=dict)
+
+    def tables(self) -> list[Table]:
+        """The report's tables in display order."""
+        tables = [self.metrics_table(), self.pivot_table()]
+        if self.contrasts:
+            tables.append(self.contrast_table())
+        if self.by:
+            tables.append(self.breakdown_table())
+        if self.recall_at_k:
+            tables.append(self.recall_table())
+        tables.append(self.provenance_table())
+        return tables
+
+    def metrics_table(self) -> Table:
+        """Each metric of each run with its CI, n, unparsed count, tokens, latency and cost."""
+        table = Table(
+            "Metrics (mean with 95% bootstrap CI)",
+            [
+                "run",
+                "scorer",
+                "metric",
+                "value",
+                "95% CI",
+                "n",
+                "missing",
+                "unparsed",
+                "tokens in/out",
+                "s/sample",
+                "cost",
+            ],
+            numeric={3, 4, 5, 6, 7, 8, 9, 10},
+        )
+        for run in self.runs:
+            summary = self.summaries[run.run_id]
+            cost = self.cost(run, summary)
+            for m in summary.metrics:
+                if m.group is not None:
+                    continue
+                table.add(
+                    self.labels[run.run_id],
+                    m.scorer,
+                    m.metric,
+                    f"{m.value:.3f}",
+                    _ci(m.ci),
+                    m.n,
+                    m.missing,
+                    summary.unparsed,
+                    f"{summary.usage.input_tokens:,}/{summary.usage.output_tokens:,}",
+                    f"{summary.mean_latency:.2f}",
+                    f"${cost:.4f}" if cost is not None else "—",
+                )
+        table.notes.append(
+            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean."
+        )
+        return table
+
+    def pivot_table(self) -> Table:
+        """Model × task (and task options) for every metric: the shape of a paper's main table."""
+        columns = sorted({_task_label(r, self._varying()) for r in self.runs})
+        table = Table("Model × task", ["model", "metric", *columns], numeric=set(range(2, 2 + len(columns))))
+        metrics = sorted({(m.scorer, m.metric) for s in self.summaries.values() for m in s.metrics if m.group is None})
+        for model in sorted({r.model for r in self.runs}):
+            for scorer, metric in metrics:
+                cells = []
+                for column in columns:
+                    found = [
+                        m
+                        for r in self.runs
+                        if r.model == model and _task_label(r, self._varying()) == column
+                        for m in self.summaries[r.run_id].metrics
+                        if (m.scorer, m.metric) == (scorer, metric) and m.group is None
+                    ]
+                    cells.append(f"{found[0].value:.3f} {_ci(found[0].ci)}" if found else "—")
+                if any(c != "—" for c in cells):
+                    table.add(model, f"{scorer}/{metric}", *cells)
+        return table
+
+    def contrast_table(self) -> Table:
+        """Paired tests between runs on shared samples, Holm-adjusted."""
+        table = Table(
+            "Paired contrasts (shared samples)",
+            ["run A", "run B", "metric", "n", "A", "B", "A − B", "test", "p", "p (Holm)", "d_z", ""],
+            numeric={3, 4, 5, 6, 8, 9, 10},
+        )
+        for c in self.contrasts:
+            adjusted = c.pvalue_adjusted
+            mark = "*" if adjusted is not None and adjusted < 0.05 else ""
+            table.add(
+                self.labels[c.run_a],
+                self.labels[c.run_b],
+                f"{c.scorer}/{c.metric}",
+                c.n,
+                f"{c.mean_a:.3f}",
+                f"{c.mean_b:.3f}",
+                f"{c.difference:+.3f}",
+                c.test,
+                _p(c.pvalue),
+                _p(adjusted),
+                f"{c.effect_size:.2f}" if c.effect_size is not None else "—",
+                mark,
+            )
+        table.notes.append(
+            "Binary metrics: McNemar's exact test; others: paired t-test with Cohen's d_z = mean(A−B)/SD(A−B). "
+            "* = Holm-adjusted p < 0.05 over all contrasts in this table."
+        )
+        return table
+
+    def breakdown_table(self) -> Table:
+        """Metrics per value of the ``by`` label."""
+        table = Table(f"By {self.by}", ["run", "metric", str(self.by), "value", "95% CI", "n"], numeric={3, 4, 5})
+        for run in self.runs:
+            for m in self.summaries[run.run_id].metrics:
+                if m.group is not None:
+                    table.add(
+                        self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, f"{m.value:.3f}", _ci(m.ci), m.n
+                    )
+        return table
+
+    def recall_table(self) -> Table:
+        """Recall of gold documents among the top k retrieved, per run."""
+        depth = max(len(v) for v in self.recall_at_k.values())
+        ks = [k for k in (1, 2, 3, 5, 8, 10, 20, 50, 100) if k <= depth]
+        table = Table(
+            "Retrieval recall@k of gold documents", ["run", *[f"@{k}" for k in ks]], numeric=set(range(1, 1 + len(ks)))
+        )
+        for run_id, curve in self.recall_at_k.items():
+            table.add(self.labels[run_id], *[f"{curve[min(k, len(curve)) - 1]:.3f}" for k in ks])
+        return table
+
+    def provenance_table(self) -> Table:
+        """Config hash, versions, seeds and dates of every run."""
+        table = Table(
+            "Provenance", ["run", "run id", "config hash", "seed", "ebmeval", "python", "git", "created", "status"]
+        )
+        for run in self.runs:
+            git = run.provenance.get("git") or {}
+            commit = f"{git.get('commit', '')[:10]}{' (dirty)' if git.get('dirty') else ''}" if git else "—"
+            table.add(
+                self.labels[run.run_id],
+                run.run_id,
+                run.config_hash[:16],
+                run.seed,
+                run.provenance.get("packages", {}).get("ebmeval", "?"),
+                run.provenance.get("python", "?"),
+                commit,
+                run.created_at,
+                run.status,
+            )
+        return table
+
+    def cost(self, run: RunRecord, summary: RunSummary) -> float | None:
+        """Estimated cost of the run's tokens when a price is configured for its model."""
+        if run.model not in self.prices:
+            return None
+        per_in, per_out = self.prices[run.model]
+        return (summary.usage.input_tokens * per_in + summary.usage.output_tokens * per_out) / 1e6
+
+    def _varying(self) -> set[str]:
+        """Task options whose values differ between the runs (they name the columns)."""
+        keys = {k for r in self.runs for k in r.config.get("task_args", {})}
+        return {k for k in keys if len({json.dumps(r.config.get("task_args", {}).get(k)) for r in self.runs}) > 1}
+
+
+def collect(
+    store: RunStore,
+    run_ids: Sequence[str],
+    *,
+    by: str | None = None,
+    prices: Prices | None = None,
+    seed: int = 0,
+) -> Report:
+    """Read the runs, their summaries, pairwise contrasts and retrieval curves from the store."""
+    runs = [store.get_run(r) for r in run_ids]
+    labels = _labels(runs)
+    summaries = {r.run_id: summarize(store, r.run_id, by=by, seed=seed) for r in runs}
+    contrasts = compare_runs(store, [r.run_id for r in runs]) if len(runs) > 1 else []
+    recall = {r.run_id: curve for r in runs if (curve := recall_curve(store, r.run_id))}
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}))
+
+
+def recall_curve(store: RunStore, run_id: str) -> list[float]:
+    """Mean recall@k for k = 1 … depth over samples whose retrieved documents carry gold flags.
+
+    recall@k = |gold ∩ top-k| / |gold|, where |gold| counts the sample's gold documents
+    (``sample.metadata["gold_ids"]`` when given, else the gold-flagged documents retrieved).
+    """
+    curves: list[NDArray[np.float64]] = []
+    for sample, generation in store.generations(run_id):
+        retrieved = generation.retrieved or []
+        if not retrieved or all(r.gold is None for r in retrieved):
+            continue
+        flags = np.array([bool(r.gold) for r in sorted(retrieved, key=lambda r: r.rank)], dtype=float)
+        gold_ids = sample.metadata.get("gold_ids")
+        total = len(gold_ids) if isinstance(gold_ids, list) and gold_ids else int(flags.sum())
+        if total:
+            curves.append(np.cumsum(flags) / total)
+    if not curves:
+        return []
+    depth = max(c.size for c in curves)
+    padded = np.array([np.pad(c, (0, depth - c.size), mode="edge") for c in curves])
+    return [float(v) for v in padded.mean(axis=0)]
+
+
+def _labels(runs: Sequence[RunRecord]) -> dict[str, str]:
+    """Short readable names: task · model, plus the run id when two would collide."""
+    base = {r.run_id: f"{r.task} · {r.model.split('/')[-1]}" for r in runs}
+    counts: dict[str, int] = {}
+    for label in base.values():
+        counts[label] = counts.get(label, 0) + 1
+    return {rid: (f"{label} ({rid[:6]})" if counts[label] > 1 else label) for rid, label in base.items()}
+
+
+def _task_label(run: RunRecord, varying: set[str]) -> str:
+    args = run.config.get("task_args", {})
+    extra = ", ".join(f"{k}={args[k]}" for k in sorted(varying) if k in args)
+    return f"{run.task} ({extra})" if extra else run.task
+
+
+def _ci(ci: tuple[float, float]) -> str:
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] == ci[0] else "—"
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -1,0 +1,119 @@
+"""Paired comparisons of runs on the samples they share."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
+from ..store import RunStore
+
+Key = tuple[str, int]
+"""(sample id, epoch)."""
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """One metric compared between two runs on the samples both scored.
+
+    Binary metrics (every value 0 or 1) use McNemar's exact test; others the paired
+    t-test with Cohen's d_z = mean(a − b) / SD(a − b). ``pvalue_adjusted`` is Holm's
+    adjustment over every contrast reported together.
+    """
+
+    scorer: str
+    metric: str
+    run_a: str
+    run_b: str
+    n: int
+    mean_a: float
+    mean_b: float
+    test: str
+    statistic: float | None
+    pvalue: float | None
+    effect_size: float | None
+    pvalue_adjusted: float | None = None
+    note: str = ""
+
+    @property
+    def difference(self) -> float:
+        """mean(a) − mean(b)."""
+        return self.mean_a - self.mean_b
+
+
+def metric_values(store: RunStore, run_id: str) -> dict[tuple[str, str], dict[Key, float]]:
+    """Per (scorer, metric): the computed per-sample values of a run (``None`` left out)."""
+    values: dict[tuple[str, str], dict[Key, float]] = defaultdict(dict)
+    for sample_id, epoch, scorer, score in store.scores(run_id):
+        for metric, value in score.values.items():
+            if value is not None:
+                values[(scorer, metric)][(sample_id, epoch)] = value
+    return values
+
+
+def compare(
+    a: dict[tuple[str, str], dict[Key, float]],
+    b: dict[tuple[str, str], dict[Key, float]],
+    run_a: str,
+    run_b: str,
+) -> list[Contrast]:
+    """Contrasts of every metric the two runs share, unadjusted."""
+    contrasts = []
+    for key in sorted(set(a) & set(b)):
+        shared = sorted(set(a[key]) & set(b[key]))
+        if len(shared) < 2:
+            continue
+        x = np.array([a[key][s] for s in shared])
+        y = np.array([b[key][s] for s in shared])
+        contrasts.append(_contrast(key, run_a, run_b, x, y))
+    return contrasts
+
+
+def compare_runs(store: RunStore, run_ids: Sequence[str], *, alpha: float = 0.05) -> list[Contrast]:
+    """Every pair of runs, every shared metric, with Holm-adjusted p-values over all tests."""
+    ids = [store.get_run(r).run_id for r in run_ids]
+    values = {r: metric_values(store, r) for r in ids}
+    contrasts = [c for x, y in itertools.combinations(ids, 2) for c in compare(values[x], values[y], x, y)]
+    tested = [i for i, c in enumerate(contrasts) if c.pvalue is not None]
+    if tested:
+        adjusted = holm([float(contrasts[i].pvalue or 0.0) for i in tested], alpha=alpha).pvalues
+        for i, p in zip(tested, adjusted, strict=True):
+            contrasts[i] = replace(contrasts[i], pvalue_adjusted=float(p))
+    return contrasts
+
+
+def _contrast(key: tuple[str, str], run_a: str, run_b: str, x: NDArray[np.float64], y: NDArray[np.float64]) -> Contrast:
+    scorer, metric = key
+
+    def made(
+        test: str, statistic: float | None, pvalue: float | None, effect: float | None, note: str = ""
+    ) -> Contrast:
+        return Contrast(
+            scorer=scorer,
+            metric=metric,
+            run_a=run_a,
+            run_b=run_b,
+            n=int(x.size),
+            mean_a=float(x.mean()),
+            mean_b=float(y.mean()),
+            test=test,
+            statistic=statistic,
+            pvalue=pvalue,
+            effect_size=effect,
+            note=note,
+        )
+
+    if np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all():
+        result = mcnemar(x, y, exact=True)
+        return made("mcnemar", result.statistic, result.pvalue, None)
+    try:
+        result = paired_ttest(x, y)
+        effect = cohens_d(x, y, paired=True).value
+    except StatsInputError as exc:  # identical differences: no test is defined
+        return made("paired-t", None, None, None, str(exc))
+    return made("paired-t", result.statistic, result.pvalue, effect)

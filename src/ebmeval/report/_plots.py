@@ -1,0 +1,124 @@
+"""Report figures as PNG bytes (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+import io
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from .._util.errors import MissingDependencyError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ._build import Report
+
+
+def _pyplot() -> ModuleType:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingDependencyError("Report plots", "matplotlib", "report") from exc
+    return plt
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def metric_bars(report: Report) -> dict[str, bytes]:
+    """One bar chart per metric: each run's mean with its 95% CI as an error bar."""
+    plt = _pyplot()
+    figures: dict[str, bytes] = {}
+    keys = sorted({(m.scorer, m.metric) for s in report.summaries.values() for m in s.metrics if m.group is None})
+    for scorer, metric in keys:
+        names, values, low, high = [], [], [], []
+        for run in report.runs:
+            for m in report.summaries[run.run_id].metrics:
+                if (m.scorer, m.metric) == (scorer, metric) and m.group is None:
+                    names.append(report.labels[run.run_id])
+                    values.append(m.value)
+                    ok = m.ci[0] == m.ci[0]
+                    low.append(m.value - m.ci[0] if ok else 0.0)
+                    high.append(m.ci[1] - m.value if ok else 0.0)
+        figure, axis = plt.subplots(figsize=(max(4.0, 1.2 * len(names) + 2), 3.2))
+        axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
+        axis.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
+        axis.set_ylabel(metric)
+        axis.set_title(f"{scorer}/{metric} (95% CI)", fontsize=10)
+        axis.spines[["top", "right"]].set_visible(False)
+        figures[f"bars-{scorer}-{metric}".replace("/", "_")] = _png(figure)
+    return figures
+
+
+def label_heatmap(report: Report) -> dict[str, bytes]:
+    """Label × run heatmap of each metric's mean when the report is broken down by a label."""
+    if report.by is None:
+        return {}
+    plt = _pyplot()
+    figures: dict[str, bytes] = {}
+    keys = sorted({(m.scorer, m.metric) for s in report.summaries.values() for m in s.metrics if m.group is not None})
+    for scorer, metric in keys:
+        groups = sorted(
+            {
+                m.group
+                for s in report.summaries.values()
+                for m in s.metrics
+                if m.group and (m.scorer, m.metric) == (scorer, metric)
+            }
+        )
+        grid = [
+            [
+                next(
+                    (
+                        m.value
+                        for m in report.summaries[r.run_id].metrics
+                        if (m.scorer, m.metric, m.group) == (scorer, metric, g)
+                    ),
+                    float("nan"),
+                )
+                for r in report.runs
+            ]
+            for g in groups
+        ]
+        figure, axis = plt.subplots(figsize=(2 + 1.3 * len(report.runs), 1 + 0.35 * len(groups)))
+        image = axis.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=max(1.0, max(max(r) for r in grid)))
+        axis.set_xticks(
+            range(len(report.runs)), [report.labels[r.run_id] for r in report.runs], rotation=20, ha="right", fontsize=8
+        )
+        axis.set_yticks(range(len(groups)), groups, fontsize=8)
+        for i, row in enumerate(grid):
+            for j, value in enumerate(row):
+                if value == value:
+                    axis.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white")
+        figure.colorbar(image, ax=axis)
+        axis.set_title(f"{scorer}/{metric} by {report.by}", fontsize=10)
+        figures[f"heatmap-{scorer}-{metric}".replace("/", "_")] = _png(figure)
+    return figures
+
+
+def recall_curves(report: Report) -> dict[str, bytes]:
+    """Recall@k curves of the runs that retrieve."""
+    if not report.recall_at_k:
+        return {}
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(5, 3.2))
+    for run_id, curve in report.recall_at_k.items():
+        axis.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=report.labels[run_id])
+    axis.set_xlabel("k")
+    axis.set_ylabel("recall@k")
+    axis.set_ylim(0, 1.02)
+    axis.legend(fontsize=7)
+    axis.spines[["top", "right"]].set_visible(False)
+    return {"recall-at-k": _png(figure)}
+
+
+def all_figures(report: Report) -> dict[str, bytes]:
+    """Every figure the report's data allows, by file stem."""
+    return {**metric_bars(report), **label_heatmap(report), **recall_curves(report)}

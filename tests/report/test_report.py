@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from ebmeval.report import Table, collect, latex_escape, recall_curve, write_report
+from ebmeval.runner import RunConfig, run, summarize
+from ebmeval.store import RunStore
+from ebmeval.tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
+from tests.helpers.toy import scripted_model, toy_task
+
+
+def two_runs(tmp_path: Path) -> tuple[RunStore, str, str]:
+    store_path = str(tmp_path / "runs.sqlite")
+    task = toy_task(40)
+    always_a = run(RunConfig(task="toy", store=store_path, cache=False), task=task, models={"model": scripted_model()})
+
+    def mostly_b(messages, _config):
+        if "Final letter" not in messages[-1].content:
+            return "thinking"
+        index = int(messages[-1].content.split()[1].rstrip(":")[1:])
+        return "A" if index % 10 == 0 else "B"
+
+    other = run(
+        RunConfig(task="toy", store=store_path, cache=False, seed=1),
+        task=task,
+        models={"model": scripted_model(mostly_b)},
+    )
+    return RunStore(store_path), always_a.run.run_id, other.run.run_id
+
+
+def test_report_files_and_numbers_match_the_summary(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    files = write_report(collect(store, [a, b]), tmp_path / "report")
+    html = files.html.read_text()
+    assert "<table>" in html and "data:image/png;base64," in html
+    markdown = files.markdown.read_text()
+    for run_id in (a, b):
+        (accuracy,) = [m for m in summarize(store, run_id).metrics if m.metric == "accuracy"]
+        assert f"{accuracy.value:.3f}" in markdown
+        assert f"[{accuracy.ci[0]:.3f}, {accuracy.ci[1]:.3f}]" in markdown
+    assert {p.suffix for p in files.figures} == {".png"}
+    assert all(p.stat().st_size > 1000 for p in files.figures)
+
+
+def test_contrast_uses_mcnemar_on_binary_metrics(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    (contrast,) = collect(store, [a, b]).contrasts
+    assert contrast.test == "mcnemar" and contrast.n == 40
+    values_a = [1.0 if i % 2 == 0 else 0.0 for i in range(40)]
+    values_b = [1.0 if (i % 10 == 0) == (i % 2 == 0) else 0.0 for i in range(40)]
+    table = np.zeros((2, 2))
+    for x, y in zip(values_a, values_b, strict=True):
+        table[int(1 - x), int(1 - y)] += 1
+    reference = sm_mcnemar(table, exact=True)
+    assert contrast.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
+    assert contrast.pvalue_adjusted == pytest.approx(reference.pvalue, rel=1e-12)  # one test: Holm changes nothing
+    assert contrast.difference == pytest.approx(np.mean(values_a) - np.mean(values_b))
+
+
+def test_latex_tables_parse_and_escape(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    files = write_report(collect(store, [a, b]), tmp_path / "report")
+    text = files.latex.read_text()
+    nodes, _, _ = LatexWalker(text, tolerant_parsing=False).get_latex_nodes()
+    environments = [n for n in nodes if isinstance(n, LatexEnvironmentNode)]
+    assert environments and all(e.environmentname == "table" for e in environments)
+    assert latex_escape("50% of a_b & c#") == r"50\% of a\_b \& c\#"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_tables_compile(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    files = write_report(collect(store, [a, b]), tmp_path / "report")
+    document = tmp_path / "doc.tex"
+    document.write_text(
+        "\\documentclass{article}\\usepackage{booktabs}\\usepackage[utf8]{inputenc}"
+        "\\usepackage{newunicodechar}\\newunicodechar{−}{-}\\newunicodechar{—}{--}\\newunicodechar{·}{$\\cdot$}"
+        "\\begin{document}\\input{" + str(files.latex) + "}\\end{document}"
+    )
+    done = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", document.name], cwd=tmp_path, capture_output=True
+    )
+    assert done.returncode == 0, done.stdout.decode()[-2000:]
+
+
+def test_markdown_table_escapes_pipes() -> None:
+    table = Table("t", ["a", "b"], numeric={1})
+    table.add("x|y", 3)
+    assert "x\\|y" in table.markdown() and "---:" in table.markdown()
+    with pytest.raises(ValueError, match="2 columns"):
+        table.add("only one")
+
+
+class RetrievingWorkflow:
+    name = "retrieve"
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        # gold document at rank 2 for every sample; two gold documents in all
+        docs = [Document(id=f"d{i}", text="t") for i in range(4)]
+        gold = {"d1", "d3"}
+        ranked = [
+            RetrievedDocument(document=d, score=1.0 / (i + 1), rank=i + 1, gold=d.id in gold)
+            for i, d in enumerate(docs)
+        ]
+        return WorkflowResult(output="A", retrieved=ranked)
+
+
+def test_recall_curve_from_gold_flags(tmp_path: Path) -> None:
+    task = toy_task(3)
+    task.workflow = RetrievingWorkflow()
+    result = run(
+        RunConfig(task="toy", store=str(tmp_path / "r.sqlite"), cache=False),
+        task=task,
+        models={"model": scripted_model()},
+    )
+    curve = recall_curve(RunStore(tmp_path / "r.sqlite"), result.run.run_id)
+    assert curve == pytest.approx([0.0, 0.5, 0.5, 1.0])
+
+
+def test_cli_report_and_compare(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    cli = [sys.executable, "-c", "from ebmeval.cli import main; main()"]
+    done = subprocess.run(
+        [*cli, "report", a, b, "--out", "rep", "--store", str(store.path)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "rep" / "report.html").exists()
+    done = subprocess.run(
+        [*cli, "compare", a, b, "--store", str(store.path), "--json"], cwd=tmp_path, capture_output=True, text=True
+    )
+    (row,) = json.loads(done.stdout)
+    assert row["test"] == "mcnemar" and row["n"] == 40
