@@ -183,7 +183,7 @@ DDI_TYPES = ("advise", "effect", "int", "mechanism")
 
 
 def ddi_span(offset: str) -> list[int]:
-    """``[start, end)`` covering a DDI ``charOffset`` (``"12-20"`` or discontinuous ``"12-15;30-35"``, inclusive ends)."""
+    """``[start, end)`` covering a DDI ``charOffset``: ``"12-20"`` or ``"12-15;30-35"``, ends inclusive."""
     bounds = [int(number) for part in offset.split(";") for number in part.split("-")]
     return [min(bounds), max(bounds) + 1]
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
