@@ -50,7 +50,7 @@ class DataError(UsageError):
         value: object = None,
     ) -> None:
         where = f"{path}:{line}" if line is not None else str(path)
-        what = f" field '{field}'" if field else ""
+        what = f" field '{field}':" if field else ""
         shown = f" (value: {_short(value)})" if value is not None else ""
         super().__init__(f"{where}:{what} {message}{shown}")
         self.path = str(path)

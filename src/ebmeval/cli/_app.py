@@ -403,3 +403,54 @@ def compare(
     for row in table.rows:
         shown.add_row(*row)
     Console().print(shown)
+
+
+@app.command()
+def score(
+    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    predictions: Annotated[Path, typer.Option(help="JSONL lines with the question `id` and `output` or `answer`.")],
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Score predictions made elsewhere with a task's parser and scorers."""
+    from ..scorers import score_predictions
+    from ..tasks import create_task
+
+    result = score_predictions(create_task(task, **_key_values(task_arg, "--task-arg")), predictions)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = RichTable(title=f"{task} · {predictions}", title_justify="left")
+    for column in ("metric", "value", "n", "missing"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name, metric in result["metrics"].items():
+        value = metric["value"]
+        table.add_row(name, "—" if value is None else f"{value:.3f}", str(metric["n"]), str(metric["missing"]))
+    table.caption = (
+        f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
+        f" · {len(result['unknown_ids'])} unknown ids"
+    )
+    Console().print(table)
+
+
+@app.command("show-prompt")
+def show_prompt(
+    task: Annotated[str, typer.Argument(help="Task name.")],
+    sample: Annotated[str, typer.Option(help="Sample index or id.")] = "0",
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+) -> None:
+    """Print the prompts a task sends for one sample, step by step."""
+    from ..tasks import create_task
+    from ..workflows import render_prompts
+
+    built = create_task(task, **_key_values(task_arg, "--task-arg"))
+    chosen: int | str = int(sample) if sample.lstrip("-").isdigit() else sample
+    for step, text in render_prompts(built, chosen).items():
+        typer.echo(f"=== {step} ===\n{text}\n")

@@ -1,0 +1,158 @@
+"""CareMedEval (Bonzi et al., 2025): multi-answer critical-appraisal questions from French LCA exams.
+
+Data card, metric definitions and the reference-baseline table: ``docs/tasks/caremedeval.md``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, Literal
+
+from .._util.errors import ConfigError
+from ..scorers import Unparsed
+from ..tasks import Document, Sample, Task, task
+from ..workflows import Overflow, Strategy
+from ._data import read_records, require
+from ._mcq import mcq_task
+
+QUESTIONS = {"en": "caremedeval_en.jsonl.gz", "fr": "caremedeval_fr.jsonl.gz"}
+ARTICLES = "caremedeval_articles.jsonl.gz"
+FIELDS = ("id", "article", "question", "answers", "correct_answers", "essential_answers", "unacceptable_answers")
+
+Language = Literal["en", "fr"]
+Subset = Literal["all", "with_justifications", "requires_context"]
+Context = Literal["full", "abstract", "none"]
+
+
+@cache
+def _articles() -> dict[str, dict[str, Any]]:
+    articles = {}
+    for line, record in enumerate(read_records(ARTICLES), start=1):
+        require(record, ("id", "full", "abstract"), ARTICLES, line)
+        articles[record["id"]] = record
+    return articles
+
+
+def _upper(letters: Sequence[str]) -> list[str]:
+    return sorted(letter.upper() for letter in letters)
+
+
+def load_caremedeval(language: Language = "en", subset: Subset = "all", context: Context = "full") -> list[Sample]:
+    """CareMedEval questions as samples, in upstream order.
+
+    Option letters are upper-cased (``a``–``e`` become ``A``–``E``), targets are the
+    sorted correct letters, and ``metadata`` keeps ``essential_answers``,
+    ``unacceptable_answers``, ``labels``, ``justification``, ``article`` and
+    ``requires_context`` (``None`` outside the 16 annotated questions).
+
+    Args:
+        language: ``en`` (questions machine-translated by the authors) or ``fr`` (original).
+        subset: ``all`` (534), ``with_justifications`` (204 with an expert justification)
+            or ``requires_context`` (the 16 questions annotated for whether they need the article).
+        context: the article as the sample's document: ``full`` text, ``abstract`` or ``none``.
+            Articles are in English in both languages.
+    """
+    if language not in QUESTIONS:
+        raise ConfigError("language", f"must be 'en' or 'fr', not {language!r}")
+    if subset not in ("all", "with_justifications", "requires_context"):
+        raise ConfigError("subset", f"must be all, with_justifications or requires_context, not {subset!r}")
+    if context not in ("full", "abstract", "none"):
+        raise ConfigError("context", f"must be full, abstract or none, not {context!r}")
+    name = QUESTIONS[language]
+    articles = _articles()
+    samples = []
+    for line, record in enumerate(read_records(name), start=1):
+        require(record, FIELDS, name, line)
+        if subset == "with_justifications" and not record.get("with_justification"):
+            continue
+        if subset == "requires_context" and record.get("requires_context") is None:
+            continue
+        documents = []
+        if context != "none":
+            article = articles[record["article"]]
+            documents.append(
+                Document(
+                    id=record["article"],
+                    text=article[context],
+                    metadata={"part": context, "link": record.get("article_link")},
+                )
+            )
+        samples.append(
+            Sample(
+                id=record["id"],
+                input=record["question"],
+                target=_upper(record["correct_answers"]),
+                choices={letter.upper(): text for letter, text in sorted(record["answers"].items())},
+                documents=documents,
+                metadata={
+                    "article": record["article"],
+                    "labels": record.get("labels", []),
+                    "essential_answers": _upper(record["essential_answers"]),
+                    "unacceptable_answers": _upper(record["unacceptable_answers"]),
+                    "justification": record.get("justification", ""),
+                    "requires_context": record.get("requires_context"),
+                    "date_exam": record.get("date_exam"),
+                },
+            )
+        )
+    return samples
+
+
+def answer_ranking(samples: Sequence[Sample]) -> str:
+    """Option letters by how often they are correct in ``samples``, most frequent first (ties by letter).
+
+    On CareMedEval (all 534): C 295, A 286, B 280, D 270, E 259, so ``"CABDE"``; the
+    ``baseline/most-frequent-K`` models answer its first K letters.
+    """
+    counts = Counter(letter for sample in samples for letter in sample.targets)
+    return "".join(sorted(counts, key=lambda letter: (-counts[letter], letter)))
+
+
+@task("caremedeval")
+def caremedeval(
+    language: Language = "en",
+    subset: Subset = "all",
+    context: Context = "full",
+    strategy: Strategy = "direct",
+    thinking: bool | None = None,
+    system_prompt: str | None = None,
+    overflow: Overflow = "truncate",
+    unparsed: Unparsed = "zero",
+) -> Task:
+    """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.
+
+    Scored by ``multi_answer`` (``exact_match``, ``f1``, ``hamming``, ``lca``). An
+    article longer than the model's context window is cut by the workflow's
+    ``overflow`` policy and the cut is recorded in the generation's metadata.
+
+    Args:
+        language: ``en`` or ``fr`` (questions and options; articles are in English).
+        subset: ``all``, ``with_justifications`` or ``requires_context``.
+        context: ``full`` article, ``abstract`` or ``none``.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
+        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
+        system_prompt: role prompt sent as the system message.
+        overflow: ``truncate`` (keep the head of the article, recorded) or ``error``.
+        unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
+    """
+    samples = load_caremedeval(language, subset, context)
+    metadata: dict[str, Any] = {
+        "source": "bonzid/CareMedEval@11eccc71e516a1b7af979acc64ab55a4c2a2c8fd",
+        "licence": "Apache-2.0",
+        "card": "docs/tasks/caremedeval.md",
+        "answer_ranking": answer_ranking(samples),
+    }
+    return mcq_task(
+        "caremedeval",
+        samples,
+        data_version="1",
+        metadata=metadata,
+        strategy=strategy,
+        multi=True,
+        thinking=thinking,
+        system_prompt=system_prompt,
+        overflow=overflow,
+        unparsed=unparsed,
+    )

@@ -1,0 +1,90 @@
+"""MedThink-Bench (npj Digital Medicine, 2025): expert-annotated medical reasoning questions, answer accuracy.
+
+Only the questions with lettered options are included (499 of 500); each keeps its
+expert reasoning steps in ``metadata["scoring_points"]`` for rationale judges.
+Data card: ``docs/tasks/medthink.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from .._util.errors import ConfigError
+from ..scorers import Unparsed
+from ..tasks import Sample, Task, task
+from ..workflows import Strategy
+from ._data import read_records, require
+from ._mcq import mcq_task
+
+DATA = "medthink.jsonl.gz"
+
+Layout = Literal["all", "lines", "inline"]
+
+
+def load_medthink(layout: Layout = "all") -> list[Sample]:
+    """The lettered MedThink-Bench questions as samples, in upstream ``Index`` order.
+
+    Args:
+        layout: ``all``; ``lines`` (245 questions whose options are ``X. text`` lines,
+            3–5 options, plus one with 22); or ``inline`` (254 with ``Answer Choices:
+            (A) … (J)``, mostly 10 options).
+    """
+    if layout not in ("all", "lines", "inline"):
+        raise ConfigError("layout", f"must be all, lines or inline, not {layout!r}")
+    samples = []
+    for line, record in enumerate(read_records(DATA), start=1):
+        require(record, ("index", "qa_type", "question", "options", "answer", "scoring_points"), DATA, line)
+        if layout != "all" and record.get("layout") != layout:
+            continue
+        samples.append(
+            Sample(
+                id=str(record["index"]),
+                input=record["question"],
+                target=record["answer"],
+                choices=dict(record["options"]),
+                metadata={
+                    "qa_type": record["qa_type"],
+                    "layout": record.get("layout"),
+                    "answer_text": record.get("answer_text"),
+                    "scoring_points": record["scoring_points"],
+                },
+            )
+        )
+    return samples
+
+
+@task("medthink")
+def medthink(
+    layout: Layout = "all",
+    strategy: Strategy = "cot",
+    thinking: bool | None = None,
+    system_prompt: str | None = None,
+    unparsed: Unparsed = "zero",
+) -> Task:
+    """MedThink-Bench answer accuracy on its lettered questions.
+
+    The default strategy is ``cot``: the benchmark is about reasoning, and the
+    rationale is what judges grade against ``scoring_points``.
+
+    Args:
+        layout: ``all`` (499), ``lines`` (245) or ``inline`` (254) option layout.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
+        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
+        system_prompt: role prompt sent as the system message.
+        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+    """
+    metadata: dict[str, Any] = {
+        "source": "plusnli/MedThink-Bench@d5cd589850d381bead2cbc92e32bb6f597e45399",
+        "licence": "none stated upstream",
+        "card": "docs/tasks/medthink.md",
+    }
+    return mcq_task(
+        "medthink",
+        load_medthink(layout),
+        data_version="1",
+        metadata=metadata,
+        strategy=strategy,
+        thinking=thinking,
+        system_prompt=system_prompt,
+        unparsed=unparsed,
+    )

@@ -1,0 +1,95 @@
+"""MIRAGE (Xiong et al., 2024): five medical multiple-choice QA sets, question-only.
+
+MIRAGE evaluates retrieval-augmented generation with no context given: the model
+(or a retriever in front of it) starts from the question and options alone. For
+``mirage/pubmedqa`` this is the paper's PubMedQA* setting, with the abstract removed;
+the source PMID of PubMedQA and BioASQ questions is kept in ``metadata["pmids"]``.
+Data card: ``docs/tasks/mirage.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from ..scorers import Unparsed
+from ..tasks import Sample, Task, task
+from ..workflows import Strategy
+from ._data import read_records, require
+from ._mcq import mcq_task
+
+DATASETS = {
+    "mmlu_med": ("mmlu", "MMLU-Med: six medical subjects of MMLU, test split (1,089)"),
+    "medqa": ("medqa", "MedQA-US, 4 options, test split (1,273)"),
+    "medmcqa": ("medmcqa", "MedMCQA dev split (4,183)"),
+    "pubmedqa": ("pubmedqa", "PubMedQA* (PQA-L test without the abstract, 500)"),
+    "bioasq": ("bioasq", "BioASQ Task B yes/no questions 2019-2023 (618)"),
+}
+"""Task suffix → (MIRAGE dataset key, description)."""
+
+
+def load_mirage(dataset: str) -> list[Sample]:
+    """The questions of one MIRAGE dataset (a key of ``DATASETS``), in ``benchmark.json`` order."""
+    key, _ = DATASETS[dataset]
+    name = f"mirage_{key}.jsonl.gz"
+    samples = []
+    for line, record in enumerate(read_records(name), start=1):
+        require(record, ("id", "question", "options", "answer"), name, line)
+        metadata: dict[str, Any] = {"dataset": key}
+        if "pmids" in record:
+            metadata["pmids"] = record["pmids"]
+        samples.append(
+            Sample(
+                id=str(record["id"]),
+                input=record["question"],
+                target=record["answer"],
+                choices=dict(record["options"]),
+                metadata=metadata,
+            )
+        )
+    return samples
+
+
+def _factory(dataset: str) -> Callable[..., Task]:
+    description = DATASETS[dataset][1]
+
+    def mirage(
+        strategy: Strategy = "direct",
+        thinking: bool | None = None,
+        system_prompt: str | None = None,
+        answer_from: Literal["text", "logprobs"] = "text",
+        unparsed: Unparsed = "zero",
+    ) -> Task:
+        metadata: dict[str, Any] = {
+            "source": "Teddy-XiongGZ/MIRAGE@392943af99cd94cafd50a0de2e7fca24bbf65494",
+            "licence": "MIT (benchmark); see the data card for each dataset",
+            "card": "docs/tasks/mirage.md",
+            "description": description,
+        }
+        return mcq_task(
+            f"mirage/{dataset}",
+            load_mirage(dataset),
+            data_version="1",
+            metadata=metadata,
+            strategy=strategy,
+            thinking=thinking,
+            system_prompt=system_prompt,
+            answer_from=answer_from,
+            unparsed=unparsed,
+        )
+
+    mirage.__doc__ = f"""MIRAGE {description}, question-only, scored by accuracy.
+
+    Args:
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
+        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
+        system_prompt: role prompt sent as the system message.
+        answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
+        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+    """
+    mirage.__name__ = f"mirage_{dataset}"
+    return mirage
+
+
+for _dataset in DATASETS:
+    task(f"mirage/{_dataset}")(_factory(_dataset))

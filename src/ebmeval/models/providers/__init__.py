@@ -1,0 +1,8 @@
+"""Built-in model providers; importing this package registers them.
+
+Each provider module imports its heavy dependencies only when a model is built.
+"""
+
+from . import baseline, llamacpp, openai_compatible, scripted
+
+__all__ = ["baseline", "llamacpp", "openai_compatible", "scripted"]

@@ -1,0 +1,166 @@
+"""Scorers of multiple-choice answers: single-answer accuracy and the multi-answer exam metrics.
+
+How unparsed output counts is the ``unparsed`` option of each scorer:
+
+- ``"zero"`` (default): an unparsed reply is graded as the empty answer, which is
+  wrong on every metric (accuracy, exact match, F1, Hamming and LCA are all 0). The
+  aggregate is then the mean over every sample, as the published tables count it
+  ("no answer" scores 0 in LCA exams); the unparsed count is reported beside it.
+- ``"skip"``: the metrics are ``None`` for an unparsed reply, so the aggregate is the
+  mean over parsed replies only and the unparsed ones are counted apart.
+
+``Score.metadata["unparsed"]`` is ``True`` for unparsed replies under both policies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Literal
+
+from .._util.errors import ConfigError
+from ..tasks import Generation, Sample, SampleContext, Score, scorer
+
+Unparsed = Literal["zero", "skip"]
+"""How an unparsed reply counts: as a wrong answer, or left out of the mean."""
+
+LCA_CREDIT: tuple[float, ...] = (1.0, 0.5, 0.25)
+"""LCA exam credit by the number of discordant options: 0 → 1, 1 → 0.5, 2 → 0.25, more → 0."""
+
+
+def exact_match(predicted: Collection[str], gold: Collection[str]) -> float:
+    """``1`` when ``P = G``, else ``0`` (averaged over questions: the exact match ratio)."""
+    return float(set(predicted) == set(gold))
+
+
+def set_f1(predicted: Collection[str], gold: Collection[str]) -> float:
+    """Set F1 of one question: ``2|P ∩ G| / (|P| + |G|)``; ``0`` when both are empty."""
+    total = len(set(predicted)) + len(set(gold))
+    return 2 * len(set(predicted) & set(gold)) / total if total else 0.0
+
+
+def hamming_score(predicted: Collection[str], gold: Collection[str]) -> float:
+    """Hamming score of one question: ``|P ∩ G| / |P ∪ G|``; ``0`` when both are empty."""
+    union = set(predicted) | set(gold)
+    return len(set(predicted) & set(gold)) / len(union) if union else 0.0
+
+
+def lca_score(
+    predicted: Collection[str],
+    gold: Collection[str],
+    *,
+    essential: Collection[str] = (),
+    unacceptable: Collection[str] = (),
+    credit: Sequence[float] = LCA_CREDIT,
+) -> float:
+    """The French LCA exam grade of one question.
+
+    ``0`` when no option is chosen, an essential answer is missing (``E ⊄ P``) or an
+    unacceptable answer is chosen (``U ∩ P ≠ ∅``); otherwise ``credit[d]`` with
+    ``d = |P Δ G|`` the number of discordant options, and ``0`` when ``d ≥ len(credit)``.
+    """
+    chosen = set(predicted)
+    if not chosen or not set(essential) <= chosen or chosen & set(unacceptable):
+        return 0.0
+    discordant = len(chosen ^ set(gold))
+    return credit[discordant] if discordant < len(credit) else 0.0
+
+
+def _check_unparsed(unparsed: str) -> None:
+    if unparsed not in ("zero", "skip"):
+        raise ConfigError("unparsed", f"must be 'zero' or 'skip', not {unparsed!r}")
+
+
+class Accuracy:
+    """Single-answer accuracy: ``1`` when the parsed answer equals the target, else ``0``.
+
+    Letters compare case-insensitively; a list target is matched as a set.
+    Metric key: ``accuracy`` (its mean is the proportion correct).
+    """
+
+    name = "accuracy"
+
+    def __init__(self, unparsed: Unparsed = "zero") -> None:
+        _check_unparsed(unparsed)
+        self.unparsed = unparsed
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade one answer."""
+        answer = generation.answer
+        if not answer.parsed:
+            value = None if self.unparsed == "skip" else 0.0
+            return Score(values={"accuracy": value}, explanation="unparsed", metadata={"unparsed": True})
+        given = _letters(answer.value)
+        correct = given == {target.strip().upper() for target in sample.targets}
+        return Score(
+            values={"accuracy": float(correct)},
+            explanation=f"answer {answer.value!r}, target {sample.target!r}",
+            metadata={"unparsed": False},
+        )
+
+
+class MultiAnswer:
+    """The multi-answer metrics of CareMedEval, per question (P predicted, G gold letters).
+
+    Metric keys, each averaged over questions by the run:
+
+    - ``exact_match``: ``[P = G]`` (mean: exact match ratio).
+    - ``f1``: ``2|P ∩ G| / (|P| + |G|)`` (mean: sample-averaged set F1).
+    - ``hamming``: ``|P ∩ G| / |P ∪ G|`` (mean: Hamming score).
+    - ``lca``: the exam grade of :func:`lca_score`, with the sample's
+      ``metadata["essential_answers"]`` and ``metadata["unacceptable_answers"]``.
+    """
+
+    name = "multi_answer"
+
+    def __init__(self, unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT) -> None:
+        _check_unparsed(unparsed)
+        self.unparsed = unparsed
+        self.lca_credit = tuple(lca_credit)
+
+    def grade(self, predicted: Collection[str], sample: Sample) -> dict[str, float | None]:
+        """The four metrics of ``predicted`` letters against ``sample``."""
+        gold = {target.upper() for target in sample.targets}
+        chosen = {letter.upper() for letter in predicted}
+        essential = {letter.upper() for letter in sample.metadata.get("essential_answers", [])}
+        unacceptable = {letter.upper() for letter in sample.metadata.get("unacceptable_answers", [])}
+        return {
+            "exact_match": exact_match(chosen, gold),
+            "f1": set_f1(chosen, gold),
+            "hamming": hamming_score(chosen, gold),
+            "lca": lca_score(chosen, gold, essential=essential, unacceptable=unacceptable, credit=self.lca_credit),
+        }
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade one answer."""
+        answer = generation.answer
+        if not answer.parsed:
+            values = self.grade((), sample)
+            if self.unparsed == "skip":
+                values = dict.fromkeys(values, None)
+            return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
+        predicted = _letters(answer.value)
+        return Score(
+            values=self.grade(predicted, sample),
+            explanation=f"answer {sorted(predicted)}, target {sorted(sample.targets)}",
+            metadata={"unparsed": False},
+        )
+
+
+def _letters(value: object) -> set[str]:
+    if isinstance(value, str):
+        return {value.strip().upper()}
+    if isinstance(value, (list, tuple, set)):
+        return {str(item).strip().upper() for item in value}
+    return set()
+
+
+@scorer("accuracy")
+def accuracy(unparsed: Unparsed = "zero") -> Accuracy:
+    """The single-answer accuracy scorer (metric ``accuracy``)."""
+    return Accuracy(unparsed)
+
+
+@scorer("multi_answer")
+def multi_answer(unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT) -> MultiAnswer:
+    """The multi-answer scorer (metrics ``exact_match``, ``f1``, ``hamming``, ``lca``)."""
+    return MultiAnswer(unparsed, lca_credit)

@@ -1,0 +1,47 @@
+"""Reading user-supplied dataset files line by line, with errors that name the place."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from .._util.errors import DataError
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every non-blank line of a JSONL file (``.gz`` is decompressed).
+
+    Raises ``DataError`` with file and line for undecodable bytes, invalid JSON or a line
+    that is not a JSON object.
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise DataError(source, "no such file")
+    handle: BinaryIO = gzip.open(source, "rb") if source.suffix == ".gz" else source.open("rb")  # type: ignore[assignment]
+    with handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline()
+            except (OSError, EOFError) as exc:
+                raise DataError(source, f"cannot read: {exc}", line=number + 1) from None
+            if not raw:
+                return
+            number += 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                reason = f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"
+                raise DataError(source, reason, line=number) from None
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+            if not isinstance(record, dict):
+                raise DataError(source, "expected a JSON object", line=number, value=record)
+            yield number, record

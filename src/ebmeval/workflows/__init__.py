@@ -1,0 +1,35 @@
+"""Prompting strategies (``direct``, ``cot``, ``cot-refine``) and their prompt templates."""
+
+from ._qa import (
+    ChainOfThought,
+    ChainOfThoughtRefine,
+    Direct,
+    Overflow,
+    PromptRenderer,
+    QAWorkflow,
+    Strategy,
+    format_documents,
+    format_options,
+    letter_probabilities,
+    qa_workflow,
+    render_prompts,
+)
+from ._templates import PromptTemplate, list_templates, templates
+
+__all__ = [
+    "ChainOfThought",
+    "ChainOfThoughtRefine",
+    "Direct",
+    "Overflow",
+    "PromptRenderer",
+    "PromptTemplate",
+    "QAWorkflow",
+    "Strategy",
+    "format_documents",
+    "format_options",
+    "letter_probabilities",
+    "list_templates",
+    "qa_workflow",
+    "render_prompts",
+    "templates",
+]

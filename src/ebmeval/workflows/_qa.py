@@ -1,0 +1,460 @@
+"""Question-answering strategies: ``direct``, ``cot`` and ``cot-refine``.
+
+Every strategy renders the same question block (context documents, question,
+lettered options) and differs in the instruction and the number of calls. Options
+shared by all of them:
+
+- ``system_prompt``: a role prompt sent as the system message.
+- ``thinking``: the thinking switch of hybrid reasoning models. ``None`` sends the
+  prompt unchanged; ``True``/``False`` append Qwen3's soft switch ``/think`` or
+  ``/no_think`` as the last line of the user message, which Qwen3 chat templates read
+  as ``enable_thinking`` for that turn. Models without the switch see one extra line.
+  Thinking traces (``<think>…</think>``) are removed before the answer is parsed.
+- ``overflow``: what happens when the documents do not fit the model's context window
+  (``ctx.model().api.context_length``); see :meth:`QAWorkflow.fit_context`.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .._util.errors import ConfigError, UsageError
+from .._util.hashing import stable_hash
+from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, system, user
+from ..scorers._extract import strip_reasoning
+from ..tasks import Document, Sample, SampleContext, Task, WorkflowResult
+from ._templates import (
+    CONTEXT,
+    COT,
+    DIRECT,
+    FORMAT_MULTI,
+    FORMAT_OPEN,
+    FORMAT_SINGLE,
+    OPTIONS,
+    QUESTION,
+    REFINE,
+    PromptTemplate,
+)
+
+Strategy = Literal["direct", "cot", "cot-refine"]
+"""The names of the built-in strategies."""
+
+Overflow = Literal["truncate", "error"]
+"""Policy for documents longer than the model's context window."""
+
+DIRECT_MAX_TOKENS = 32
+"""Reply budget of ``direct`` without thinking: a few letters fit in far fewer tokens."""
+REASONING_MAX_TOKENS = 1024
+"""Reply budget of ``cot`` and of each call of ``cot-refine``."""
+THINKING_MAX_TOKENS = 4096
+"""Reply budget of every strategy with thinking switched on: the trace precedes the answer."""
+CONTEXT_MARGIN = 64
+"""Tokens kept free for the chat template's role markers around the prompt."""
+TRUNCATION_NOTE = "\n[… the rest of this text is left out: it does not fit the model's context window …]"
+"""Appended to truncated context so the model knows the text is incomplete."""
+PREVIOUS_PLACEHOLDER = "<the reply to the first call>"
+"""What rendered prompts show in place of the first answer of ``cot-refine``."""
+
+
+@runtime_checkable
+class PromptRenderer(Protocol):
+    """A workflow that can show the messages it sends, for ``show-prompt``."""
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The messages of each step for ``sample`` (no model is called)."""
+
+
+def format_documents(documents: Sequence[Document]) -> str:
+    """The documents as one text: each one's title (when known) then its text, blank-line separated."""
+    return "\n\n".join(f"{doc.title}\n{doc.text}" if doc.title else doc.text for doc in documents)
+
+
+def format_options(choices: dict[str, str]) -> str:
+    """One ``X. text`` line per option, in display order."""
+    return "\n".join(f"{letter}. {text}" for letter, text in choices.items())
+
+
+class QAWorkflow(ABC):
+    """The shared machinery of the question-answering strategies."""
+
+    name: str = ""
+    templates: tuple[PromptTemplate, ...] = ()
+
+    def __init__(
+        self,
+        *,
+        multi_answer: bool = False,
+        system_prompt: str | None = None,
+        thinking: bool | None = None,
+        overflow: Overflow = "truncate",
+        max_tokens: int = REASONING_MAX_TOKENS,
+    ) -> None:
+        if overflow not in ("truncate", "error"):
+            raise ConfigError("overflow", f"must be 'truncate' or 'error', not {overflow!r}")
+        self.multi_answer = multi_answer
+        self.system_prompt = system_prompt
+        self.thinking = thinking
+        self.overflow: Overflow = overflow
+        self.generate_config = GenerateConfig(
+            temperature=0.0, max_tokens=THINKING_MAX_TOKENS if thinking else max_tokens
+        )
+        """Task defaults for generation; run settings override them."""
+
+    @property
+    def version(self) -> str:
+        """A short hash of the templates and options that shape the prompt."""
+        return stable_hash(self.shaping(), 8)
+
+    def shaping(self) -> list[Any]:
+        """What :attr:`version` hashes: template ids and the options that change the prompt or answer."""
+        return [[t.id for t in self.templates], self.system_prompt, self.thinking, self.multi_answer]
+
+    def answer_format(self, sample: Sample) -> str:
+        """The instruction saying what form the answer takes."""
+        if sample.choices is None:
+            return FORMAT_OPEN.render()
+        return (FORMAT_MULTI if self.multi_answer else FORMAT_SINGLE).render()
+
+    def question_block(self, sample: Sample, documents: str | None = None) -> str:
+        """Context, question and options; ``documents`` replaces the sample's documents text."""
+        text = format_documents(sample.documents) if documents is None else documents
+        context = CONTEXT.render(documents=text) if text else ""
+        options = OPTIONS.render(options=format_options(sample.choices)) if sample.choices else ""
+        return QUESTION.render(context=context, question=sample.input, options=options)
+
+    def messages(self, prompt: str) -> list[ChatMessage]:
+        """The chat messages for a user prompt: optional system prompt, thinking switch applied."""
+        if self.thinking is not None:
+            prompt = f"{prompt}\n\n{'/think' if self.thinking else '/no_think'}"
+        chat = [system(self.system_prompt)] if self.system_prompt else []
+        return [*chat, user(prompt)]
+
+    def reserved_tokens(self, model: Model) -> int:
+        """Tokens the replies need beyond the first prompt (one reply, by default)."""
+        return model.config.merge(self.generate_config).max_tokens or 0
+
+    def fit_context(self, sample: Sample, model: Model, prompt_without_documents: str) -> tuple[str, dict[str, Any]]:
+        """The documents text that fits the context window, and the record of what was done.
+
+        The budget for documents is ``context_length - reserved - prompt - margin``
+        tokens, where ``reserved = min(reply budget, context_length // 2)`` (the reply
+        budget of :meth:`reserved_tokens`, capped so a small window still holds part of
+        the documents; a longer reply then stops at the window's end), ``prompt`` the
+        prompt rendered without documents and ``margin`` = ``CONTEXT_MARGIN``. When the
+        documents exceed it, ``overflow="truncate"`` keeps the longest prefix that fits
+        (cut at a word boundary) followed by ``TRUNCATION_NOTE``; ``overflow="error"``
+        raises :class:`ConfigError`. With an unknown context length nothing is cut. The
+        record goes to ``WorkflowResult.metadata["context"]``.
+        """
+        text = format_documents(sample.documents)
+        limit = model.api.context_length
+        if not text:
+            return text, {"documents": 0}
+        tokens = model.count_tokens(text)
+        record: dict[str, Any] = {
+            "documents": len(sample.documents),
+            "context_length": limit,
+            "document_tokens": tokens,
+            "truncated": False,
+        }
+        if limit is None:
+            return text, record
+        reserved = min(self.reserved_tokens(model), limit // 2)
+        budget = (
+            limit
+            - reserved
+            - model.count_tokens(prompt_without_documents)
+            - model.count_tokens(TRUNCATION_NOTE)
+            - CONTEXT_MARGIN
+        )
+        record.update(reserved_tokens=reserved, budget_tokens=budget)
+        if tokens <= budget:
+            return text, record
+        if self.overflow == "error" or budget <= 0:
+            raise ConfigError(
+                "overflow",
+                f"sample {sample.id!r}: the documents take {tokens} tokens but only {max(budget, 0)} "
+                f"of the model's {limit}-token context are left for them; use overflow='truncate', "
+                "shorter context or a model with a longer context",
+            )
+        kept = _longest_prefix(text, budget, model)
+        record.update(
+            truncated=True,
+            policy="head",
+            kept_tokens=model.count_tokens(kept),
+            kept_chars=len(kept),
+            total_chars=len(text),
+        )
+        return kept + TRUNCATION_NOTE, record
+
+    def prompt(self, sample: Sample, ctx: SampleContext) -> tuple[str, dict[str, Any]]:
+        """The question block for ``sample`` fitted to the model, with the fitting record."""
+        if not sample.documents:
+            return self.question_block(sample), {}
+        documents, record = self.fit_context(sample, ctx.model(), self.longest_prompt(sample))
+        return self.question_block(sample, documents), {"context": record}
+
+    def longest_prompt(self, sample: Sample) -> str:
+        """The longest prompt this workflow sends for ``sample``, without documents or replies."""
+        bare = self.messages(self.first_prompt(self.question_block(sample, documents=""), sample))
+        return "\n".join(message.content for message in bare)
+
+    @abstractmethod
+    def first_prompt(self, question_block: str, sample: Sample) -> str:
+        """The user prompt of the first call."""
+
+    @abstractmethod
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Answer ``sample``."""
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The messages of each step for ``sample``, documents uncut."""
+        return {self.name: self.messages(self.first_prompt(self.question_block(sample), sample))}
+
+
+class Direct(QAWorkflow):
+    """``direct``: one call asking for the answer only.
+
+    With ``answer_from="logprobs"`` (single-answer tasks) the call asks the provider
+    for token log-probabilities and the answer is the option letter with the highest
+    probability at the answer position (see :func:`letter_probabilities`); the
+    generated text is kept in ``metadata["generated"]``.
+    """
+
+    name = "direct"
+    templates: tuple[PromptTemplate, ...] = (
+        QUESTION,
+        CONTEXT,
+        OPTIONS,
+        FORMAT_SINGLE,
+        FORMAT_MULTI,
+        FORMAT_OPEN,
+        DIRECT,
+    )
+
+    def __init__(
+        self,
+        *,
+        multi_answer: bool = False,
+        system_prompt: str | None = None,
+        thinking: bool | None = None,
+        overflow: Overflow = "truncate",
+        answer_from: Literal["text", "logprobs"] = "text",
+        top_logprobs: int = 20,
+    ) -> None:
+        super().__init__(
+            multi_answer=multi_answer,
+            system_prompt=system_prompt,
+            thinking=thinking,
+            overflow=overflow,
+            max_tokens=DIRECT_MAX_TOKENS,
+        )
+        if answer_from not in ("text", "logprobs"):
+            raise ConfigError("answer_from", f"must be 'text' or 'logprobs', not {answer_from!r}")
+        if answer_from == "logprobs" and multi_answer:
+            raise ConfigError("answer_from", "'logprobs' picks one letter; it needs a single-answer task")
+        self.answer_from = answer_from
+        self.top_logprobs = top_logprobs
+
+    def shaping(self) -> list[Any]:
+        """The shared options, and how the answer is read."""
+        return [*super().shaping(), self.answer_from]
+
+    def first_prompt(self, question_block: str, sample: Sample) -> str:
+        """The ``mcq/direct`` prompt."""
+        return DIRECT.render(question_block=question_block, answer_format=self.answer_format(sample))
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Ask once for the answer."""
+        block, metadata = self.prompt(sample, ctx)
+        messages = self.messages(self.first_prompt(block, sample))
+        if self.answer_from == "text" or not sample.choices:
+            output = await ctx.generate(self.name, messages)
+            return WorkflowResult(output=output.text, metadata=metadata)
+        config = GenerateConfig(logprobs=True, top_logprobs=self.top_logprobs)
+        output = await ctx.generate(self.name, messages, config)
+        found = letter_probabilities(output, list(sample.choices))
+        metadata["generated"] = output.text
+        if found is None:
+            metadata["letter_probabilities"] = None
+            return WorkflowResult(output=output.text, metadata=metadata)
+        position, probs = found
+        metadata.update(letter_position=position, letter_probabilities=probs)
+        return WorkflowResult(output=max(probs, key=lambda letter: probs[letter]), metadata=metadata)
+
+
+class ChainOfThought(QAWorkflow):
+    """``cot``: one call that reasons, then gives a final ``Answer:`` line."""
+
+    name = "cot"
+    templates: tuple[PromptTemplate, ...] = (QUESTION, CONTEXT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN, COT)
+
+    def first_prompt(self, question_block: str, sample: Sample) -> str:
+        """The ``mcq/cot`` prompt."""
+        return COT.render(question_block=question_block, answer_format=self.answer_format(sample))
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Ask once for reasoning and an answer."""
+        block, metadata = self.prompt(sample, ctx)
+        output = await ctx.generate(self.name, self.messages(self.first_prompt(block, sample)))
+        return WorkflowResult(output=output.text, metadata=metadata)
+
+
+class ChainOfThoughtRefine(ChainOfThought):
+    """``cot-refine``: a ``cot`` answer R0, then one call that reviews R0 and answers again.
+
+    Exactly two model calls, stored as steps ``cot-refine/initial`` and
+    ``cot-refine/refine``. The second prompt holds the question block and R0 with any
+    thinking trace removed; its reply is the output, and R0 is kept in
+    ``metadata["initial_output"]``. The context budget reserves room for both replies.
+    """
+
+    name = "cot-refine"
+    templates: tuple[PromptTemplate, ...] = (
+        QUESTION,
+        CONTEXT,
+        OPTIONS,
+        FORMAT_SINGLE,
+        FORMAT_MULTI,
+        FORMAT_OPEN,
+        COT,
+        REFINE,
+    )
+
+    def reserved_tokens(self, model: Model) -> int:
+        """Two reply budgets: R0 is part of the second prompt, whose reply follows."""
+        return 2 * super().reserved_tokens(model)
+
+    def longest_prompt(self, sample: Sample) -> str:
+        """The refine prompt without documents and with an empty R0 (R0 is in the reserve)."""
+        bare = self.messages(self.refine_prompt(self.question_block(sample, documents=""), sample, ""))
+        return "\n".join(message.content for message in bare)
+
+    def refine_prompt(self, question_block: str, sample: Sample, previous: str) -> str:
+        """The ``mcq/refine`` prompt."""
+        return REFINE.render(
+            question_block=question_block,
+            previous=previous,
+            grounding=" and the context" if sample.documents else "",
+            answer_format=self.answer_format(sample),
+        )
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Answer, then refine the answer."""
+        block, metadata = self.prompt(sample, ctx)
+        first = await ctx.generate(f"{self.name}/initial", self.messages(self.first_prompt(block, sample)))
+        previous = strip_reasoning(first.text).strip()
+        prompt = self.refine_prompt(block, sample, previous)
+        second = await ctx.generate(f"{self.name}/refine", self.messages(prompt))
+        metadata["initial_output"] = first.text
+        return WorkflowResult(output=second.text, metadata=metadata)
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """Both calls; the second shows a placeholder where R0 goes."""
+        block = self.question_block(sample)
+        return {
+            f"{self.name}/initial": self.messages(self.first_prompt(block, sample)),
+            f"{self.name}/refine": self.messages(self.refine_prompt(block, sample, PREVIOUS_PLACEHOLDER)),
+        }
+
+
+def qa_workflow(
+    strategy: Strategy = "direct",
+    *,
+    multi_answer: bool = False,
+    system_prompt: str | None = None,
+    thinking: bool | None = None,
+    overflow: Overflow = "truncate",
+    answer_from: Literal["text", "logprobs"] = "text",
+) -> QAWorkflow:
+    """The question-answering workflow named ``strategy`` (``direct``, ``cot`` or ``cot-refine``).
+
+    ``answer_from="logprobs"`` is only available with ``direct``.
+    """
+    if strategy == "direct":
+        return Direct(
+            multi_answer=multi_answer,
+            system_prompt=system_prompt,
+            thinking=thinking,
+            overflow=overflow,
+            answer_from=answer_from,
+        )
+    if answer_from != "text":
+        raise ConfigError("answer_from", f"'{answer_from}' is only available with the 'direct' strategy")
+    kinds: dict[str, type[QAWorkflow]] = {"cot": ChainOfThought, "cot-refine": ChainOfThoughtRefine}
+    if strategy not in kinds:
+        raise ConfigError("strategy", f"must be one of direct, cot, cot-refine, not {strategy!r}")
+    return kinds[strategy](multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow)
+
+
+def letter_probabilities(output: ModelOutput, letters: Sequence[str]) -> tuple[int, dict[str, float]] | None:
+    """The answer position and the probability of each option letter there.
+
+    The answer position is the first generated token that is an option letter once
+    spaces and the punctuation ``( ) [ ] . : *`` are stripped (letters match case
+    sensitively). There, ``p(X) = Σ exp(logprob)`` over the generated token and its
+    top alternatives that strip to ``X`` (``"B"`` and ``" B"`` both count for B).
+    Returns ``None`` when no logprobs came back or no generated token is a letter.
+    """
+    if not output.logprobs:
+        return None
+    wanted = set(letters)
+    for position, token in enumerate(output.logprobs):
+        if _strip_token(token.token) not in wanted:
+            continue
+        probs = dict.fromkeys(letters, 0.0)
+        seen = {token.token: token.logprob} | {alt.token: alt.logprob for alt in token.top}
+        for text, logprob in seen.items():
+            letter = _strip_token(text)
+            if letter in wanted:
+                probs[letter] += math.exp(logprob)
+        return position, probs
+    return None
+
+
+def _strip_token(token: str) -> str:
+    return token.strip().strip("()[].:*").strip()
+
+
+def _longest_prefix(text: str, budget: int, model: Model) -> str:
+    """The longest word-boundary prefix of ``text`` taking at most ``budget`` tokens (binary search)."""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if model.count_tokens(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    cut = text.rfind(" ", 0, low + 1) if low < len(text) else low
+    return text[: cut if cut > 0 else low].rstrip()
+
+
+def render_prompts(task: Task, sample: int | str = 0) -> dict[str, str]:
+    """The prompts ``task`` sends for one sample, as text per step (for ``ebmeval show-prompt``).
+
+    ``sample`` is an index into the dataset or a sample id. Each step's messages are
+    shown as ``[role]`` headers followed by the content; documents are shown uncut.
+    Raises ``UsageError`` when the task's workflow cannot render its prompts.
+    """
+    workflow = task.workflow
+    if not isinstance(workflow, PromptRenderer):
+        raise UsageError(f"task '{task.name}': workflow '{workflow.name}' does not render its prompts")
+    chosen = _pick(task, sample)
+    return {
+        step: "\n\n".join(f"[{message.role}]\n{message.content}" for message in messages)
+        for step, messages in workflow.render_prompts(chosen).items()
+    }
+
+
+def _pick(task: Task, sample: int | str) -> Sample:
+    if isinstance(sample, int):
+        if not -len(task.dataset) <= sample < len(task.dataset):
+            raise UsageError(f"task '{task.name}' has {len(task.dataset)} samples; index {sample} is out of range")
+        return task.dataset[sample]
+    for item in task.dataset:
+        if item.id == sample:
+            return item
+    raise UsageError(f"task '{task.name}' has no sample with id {sample!r}")

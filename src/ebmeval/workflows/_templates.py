@@ -1,0 +1,98 @@
+"""Named, versioned prompt templates of the question-answering strategies.
+
+A template's text uses ``str.format`` fields. Its ``version`` is bumped whenever the
+text changes, and tasks fold the versions they use into their own version, so
+results obtained with different wording never mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._util.registry import Registry
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A prompt text with ``{field}`` placeholders."""
+
+    name: str
+    """Registry name, e.g. ``mcq/direct``."""
+    version: int
+    """Bumped whenever ``text`` changes."""
+    text: str
+    """The template; fields are filled with :meth:`render`."""
+    description: str = ""
+    """What the template is for."""
+
+    @property
+    def id(self) -> str:
+        """``name@vN``, the identifier recorded with results."""
+        return f"{self.name}@v{self.version}"
+
+    def render(self, **fields: str) -> str:
+        """The text with every ``{field}`` replaced."""
+        return self.text.format(**fields)
+
+
+templates: Registry[PromptTemplate] = Registry("prompt template")
+"""Every built-in prompt template by name."""
+
+
+def _add(name: str, version: int, text: str, description: str) -> PromptTemplate:
+    template = PromptTemplate(name, version, text, description)
+    templates.register(name)(template)
+    return template
+
+
+def list_templates() -> list[PromptTemplate]:
+    """Every registered template, sorted by name."""
+    return [templates.get(name) for name in templates]
+
+
+QUESTION = _add(
+    "question",
+    1,
+    "{context}Question: {question}{options}",
+    "The question block shared by every strategy: context, question, lettered options.",
+)
+CONTEXT = _add("context", 1, "Context:\n{documents}\n\n", "Wraps the documents a sample is grounded in.")
+OPTIONS = _add("options", 1, "\n\nOptions:\n{options}", "Wraps the lettered option lines.")
+
+FORMAT_SINGLE = _add(
+    "format/single",
+    1,
+    "Exactly one option is correct. Answer with its letter.",
+    "What a single-answer multiple-choice reply must contain.",
+)
+FORMAT_MULTI = _add(
+    "format/multi",
+    1,
+    "One or more options are correct. Answer with the letters of all correct options, "
+    'separated by commas (for example "A, C").',
+    "What a multi-answer multiple-choice reply must contain.",
+)
+FORMAT_OPEN = _add("format/open", 1, "Answer briefly.", "What a free-form reply must contain.")
+
+DIRECT = _add(
+    "mcq/direct",
+    1,
+    "{question_block}\n\n{answer_format} Reply with the answer only, without explanation.",
+    "Answer only, no reasoning (strategy 'direct').",
+)
+COT = _add(
+    "mcq/cot",
+    1,
+    "{question_block}\n\n{answer_format} First think step by step, then end your reply with a "
+    'final line of the form "Answer: <answer>".',
+    "Reasoning, then a final answer line (strategy 'cot', and the first call of 'cot-refine').",
+)
+REFINE = _add(
+    "mcq/refine",
+    1,
+    "{question_block}\n\nA first answer to this question was:\n<first_answer>\n{previous}\n"
+    "</first_answer>\n\nCheck that answer against the question{grounding}: correct any error in "
+    "its reasoning or its choice, or confirm it. {answer_format} End your reply with a final line "
+    'of the form "Answer: <answer>".',
+    "The second call of 'cot-refine', conditioned on the question and the first answer.",
+)
