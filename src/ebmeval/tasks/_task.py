@@ -134,7 +134,8 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
 
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
-    from .. import scorers as _builtin  # noqa: F401  (registers the built-in scorers)
+    from .. import benchmarks as _tasks  # noqa: F401  (built-in tasks register the scorers they use)
+    from .. import scorers as _scorers  # noqa: F401  (registers the general-purpose scorers)
 
     factory = scorer_registry.get(name)
     try:

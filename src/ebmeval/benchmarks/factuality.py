@@ -1,0 +1,254 @@
+"""Factuality tasks: validating the judge's direction and modality labels, and judged M3 conclusions.
+
+* ``factuality/m3-claims``: label the direction and modality of M3 claims (DeYoung-style review
+  claims, ``side="target"``, or the trial evidence sentences behind them, ``side="source"``);
+  gold labels by the M3 annotators.
+* ``factuality/evidence-inference``: label the direction of an intervention's effect on an outcome
+  in an RCT abstract (Evidence Inference 2.0, ev2 test split); significantly increased → positive,
+  significantly decreased → negative, no significant difference → no effect.
+* ``factuality/m3-conclusions``: write a review conclusion from the trial evidence sentences of an
+  M3 review; graded against the review's conclusion by ``judge/factuality``.
+
+Data card: ``docs/tasks/factuality.md``; data built by ``scripts/build_factuality_data.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any, Literal
+
+from .._util.errors import ConfigError, DataError
+from ..factuality import (
+    DIRECTIONS,
+    MODALITIES,
+    FactualityJudge,
+    LabelAccuracy,
+    label_accuracy,
+    label_claim,
+    normalize_direction,
+    normalize_modality,
+)
+from ..factuality._judge import Scheme
+from ..models import GenerateConfig, user
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, task
+from ._data import data_path, read_records, require
+
+M3_CLAIMS = "factuality_m3_claims.jsonl.gz"
+M3_REVIEWS = "factuality_m3_reviews.jsonl.gz"
+EVIDENCE_INFERENCE = "factuality_evidence_inference.jsonl.gz"
+
+CONCLUSION_PROMPT = """Below are findings from the studies included in a systematic review.
+
+{evidence}
+
+Write the conclusion of the systematic review in one or two sentences."""
+
+
+def _shuffled(samples: list[Sample], order_seed: int | None) -> list[Sample]:
+    """``samples`` in file order, or shuffled with ``order_seed`` so that ``limit`` takes a random subset."""
+    if order_seed is None:
+        return samples
+    random.Random(order_seed).shuffle(samples)
+    return samples
+
+
+def load_m3_claims(side: Literal["target", "source"] = "target") -> list[Sample]:
+    """M3 claims as labelling samples; gold labels in ``metadata["gold_direction"|"gold_modality"]``.
+
+    M3's direction ``n/a`` (claims with "no evidence" modality) becomes a None gold direction.
+    """
+    if side not in ("target", "source"):
+        raise ConfigError("side", f"must be 'target' or 'source', not {side!r}")
+    samples = []
+    for line, record in enumerate(read_records(M3_CLAIMS), start=1):
+        require(record, ("id", "target_text", "target_direction", "target_modality", "sources"), M3_CLAIMS, line)
+        items = (
+            [(record["id"], record["target_text"], record["target_direction"], record["target_modality"])]
+            if side == "target"
+            else [
+                (f"{record['id']}/{k}", s["text"], s["direction"], s["modality"])
+                for k, s in enumerate(record["sources"])
+            ]
+        )
+        for sample_id, text, direction, modality in items:
+            gold_modality = normalize_modality(modality)
+            if gold_modality is None:
+                raise DataError(data_path(M3_CLAIMS), "unknown modality", line=line, field="modality", value=modality)
+            samples.append(
+                Sample(
+                    id=sample_id,
+                    input=text,
+                    target=f"{direction}|{modality}",
+                    metadata={
+                        "gold_direction": normalize_direction(direction),
+                        "gold_modality": gold_modality,
+                        "pico": record.get("pico", {}),
+                        "side": side,
+                    },
+                )
+            )
+    return samples
+
+
+def load_evidence_inference() -> list[Sample]:
+    """Evidence Inference prompts as labelling samples with the ICO focus in ``metadata["focus"]``."""
+    samples = []
+    for line, record in enumerate(read_records(EVIDENCE_INFERENCE), start=1):
+        keys = ("id", "pmcid", "abstract", "intervention", "comparator", "outcome", "label")
+        require(record, keys, EVIDENCE_INFERENCE, line)
+        samples.append(
+            Sample(
+                id=str(record["id"]),
+                input=record["abstract"],
+                target=record["label"],
+                metadata={
+                    "gold_direction": normalize_direction(record["label"]),
+                    "gold_modality": None,
+                    "focus": {
+                        "intervention": record["intervention"],
+                        "comparator": record["comparator"],
+                        "outcome": record["outcome"],
+                    },
+                    "pmcid": record["pmcid"],
+                },
+            )
+        )
+    return samples
+
+
+def load_m3_conclusions() -> list[Sample]:
+    """M3 reviews: the trial evidence sentences as documents, the review conclusion as target."""
+    from ..tasks import Document
+
+    samples = []
+    for line, record in enumerate(read_records(M3_REVIEWS), start=1):
+        require(record, ("id", "conclusion", "evidence"), M3_REVIEWS, line)
+        documents = [Document(id=e["pmid"], text=e["text"]) for e in record["evidence"]]
+        samples.append(Sample(id=record["id"], input="", target=record["conclusion"], documents=documents))
+    return samples
+
+
+class ClaimLabeller:
+    """Workflow asking the model for a statement's direction and modality (the judge's labelling step)."""
+
+    def __init__(self, scheme: Scheme) -> None:
+        self.name = f"claim-labels/{scheme}"
+        self.scheme: Scheme = scheme
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Label ``sample.input``; the output is a JSON object with direction and modality."""
+        label = await label_claim(
+            ctx, "label", sample.input, focus=sample.metadata.get("focus"), scheme=self.scheme, role="model"
+        )
+        output = json.dumps({"direction": label.direction, "modality": label.modality})
+        return WorkflowResult(output=output, metadata={"reason": label.reason, "raw": list(label.raw)})
+
+
+def parse_labels(output: str, sample: Sample) -> ParsedAnswer:
+    """The ``{"direction", "modality"}`` object written by :class:`ClaimLabeller`; unparsed without a modality."""
+    try:
+        value = json.loads(output)
+    except json.JSONDecodeError:
+        return ParsedAnswer.unparsed("json")
+    if not isinstance(value, dict) or value.get("modality") is None:
+        return ParsedAnswer(value=value if isinstance(value, dict) else None, parsed=False, method="json")
+    return ParsedAnswer(value=value, method="json")
+
+
+class LabelCorrectness:
+    """Per-sample correctness of the direction and modality labels (1 right, 0 wrong or unlabelled).
+
+    A metric is None where the sample has no gold label for it.
+    """
+
+    name = "factuality/labels"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Compare the labels in ``generation.answer`` with the sample's gold labels."""
+        predicted: dict[str, Any] = generation.answer.value if isinstance(generation.answer.value, dict) else {}
+        values: dict[str, float | None] = {}
+        for name in ("direction", "modality"):
+            gold = sample.metadata.get(f"gold_{name}")
+            values[name] = None if gold is None else float(predicted.get(name) == gold)
+        return Score(values=values, metadata={"predicted": predicted})
+
+
+def _labelling_task(name: str, samples: list[Sample], scheme: Scheme, args: dict[str, Any]) -> Task:
+    return Task(
+        name=name,
+        dataset=samples,
+        workflow=ClaimLabeller(scheme),
+        scorers=[LabelCorrectness()],
+        parser=parse_labels,
+        args=args,
+        generate_config=GenerateConfig(temperature=0.0, max_tokens=160),
+        metadata={"labels": {"direction": list(DIRECTIONS), "modality": list(MODALITIES)}},
+    )
+
+
+@task("factuality/m3-claims")
+def m3_claims(side: Literal["target", "source"] = "target", order_seed: int | None = 0) -> Task:
+    """Direction and modality of M3 claims (``side``: review claims or trial evidence sentences).
+
+    ``order_seed`` shuffles the samples so ``limit`` takes a random subset (None: file order).
+    """
+    samples = _shuffled(load_m3_claims(side), order_seed)
+    return _labelling_task("factuality/m3-claims", samples, "benefit", {"side": side, "order_seed": order_seed})
+
+
+@task("factuality/evidence-inference")
+def evidence_inference(order_seed: int | None = 0) -> Task:
+    """Direction of an intervention's effect on an outcome in an RCT abstract (Evidence Inference 2.0)."""
+    samples = _shuffled(load_evidence_inference(), order_seed)
+    return _labelling_task("factuality/evidence-inference", samples, "change", {"order_seed": order_seed})
+
+
+class ConclusionWriter:
+    """Zero-shot synthesis: the review conclusion from the listed evidence sentences."""
+
+    name = "conclusion-zero-shot"
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Write the conclusion of ``sample``'s review."""
+        evidence = "\n".join(f"- {d.text}" for d in sample.documents)
+        output = await ctx.generate("conclusion", [user(CONCLUSION_PROMPT.format(evidence=evidence))])
+        return WorkflowResult(output=output.text.strip())
+
+
+@task("factuality/m3-conclusions")
+def m3_conclusions(order_seed: int | None = 0, judge_max_tokens: int = 160) -> Task:
+    """Review conclusions written from M3 trial evidence, judged by ``judge/factuality`` (role ``judge``)."""
+    samples = _shuffled(load_m3_conclusions(), order_seed)
+    return Task(
+        name="factuality/m3-conclusions",
+        dataset=samples,
+        workflow=ConclusionWriter(),
+        scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
+        generate_config=GenerateConfig(temperature=0.0, max_tokens=120),
+        roles=("judge",),
+    )
+
+
+def validation_results(store_path: str | Path, run_id: str) -> list[LabelAccuracy]:
+    """Accuracy and agreement (Cohen's kappa, Gwet's AC1 …) of a labelling run against the gold labels.
+
+    Reads epoch 0 of a ``factuality/m3-claims`` or ``factuality/evidence-inference`` run; a field is
+    reported only when some sample has a gold label for it.
+    """
+    from ..store import RunStore
+
+    store = RunStore(store_path)
+    try:
+        rows = [(s, g) for s, g in store.generations(run_id) if g.epoch == 0]
+    finally:
+        store.close()
+    out = []
+    for name, labels in (("direction", DIRECTIONS), ("modality", MODALITIES)):
+        gold = {s.id: s.metadata.get(f"gold_{name}") for s, _ in rows}
+        if all(v is None for v in gold.values()):
+            continue
+        predicted = {s.id: g.answer.value.get(name) if isinstance(g.answer.value, dict) else None for s, g in rows}
+        out.append(label_accuracy(name, gold, predicted, labels))
+    return out

@@ -1,0 +1,125 @@
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from ebmeval.factuality import (
+    Assessment,
+    FactualityLabels,
+    SummaryPair,
+    agreement,
+    analyze,
+    confusion_matrix,
+    correctness_rates,
+    label_accuracy,
+    rouge_by_correctness,
+    welch_ttest,
+)
+from ebmeval.factuality.__main__ import main
+from ebmeval.stats import StatsInputError, cohen_kappa
+
+
+def make(i: int, correct: bool, t_dir: str = "positive", g_dir: str = "positive") -> Assessment:
+    labels = FactualityLabels(
+        population=correct, intervention=True, outcome=True, direction=t_dir == g_dir, modality=True,
+        grammar=True, lexical=True, non_redundancy=True,
+    )  # fmt: skip
+    generated = "statins reduce mortality" if correct else "aspirin for stroke"
+    pair = SummaryPair(f"r{i}", generated, "statins reduce mortality")
+    return Assessment(pair, labels, t_dir, "moderate", g_dir, "weak")  # type: ignore[arg-type]
+
+
+def test_correctness_rates_with_bootstrap_ci() -> None:
+    items = [make(i, i % 4 != 0) for i in range(8)]
+    rates = {r.category: r for r in correctness_rates(items, n_resamples=500)}
+    population = rates["population"].rate
+    assert population is not None and population.value == 0.75 and population.n == 8
+    assert population.ci is not None and population.ci[0] < 0.75 < population.ci[1]
+    assert rates["factually_correct"].rate is not None and rates["factually_correct"].rate.value == 0.75
+
+
+def test_confusion_matrix_rows_are_target() -> None:
+    items = [make(0, True, "positive", "negative"), make(1, True, "positive", "positive"), make(2, True)]
+    items.append(Assessment(items[0].pair, items[0].labels))
+    matrix = confusion_matrix(items, "direction")
+    assert matrix.labels == ("positive", "negative", "no effect")
+    assert matrix.counts[0] == (2, 1, 0) and matrix.missing == 1
+    assert confusion_matrix(items, "modality").counts[1][2] == 3
+
+
+def test_welch_matches_scipy_and_refuses_degenerate_groups() -> None:
+    a, b = [0.1, 0.4, 0.35, 0.8], [0.2, 0.25, 0.1]
+    result = welch_ttest(a, b)
+    expected = scipy_stats.ttest_ind(a, b, equal_var=False)
+    assert result.statistic == pytest.approx(expected.statistic) and result.pvalue == pytest.approx(expected.pvalue)
+    assert result.value == pytest.approx(np.mean(a) - np.mean(b))
+    with pytest.raises(StatsInputError):
+        welch_ttest([0.1], b)
+    with pytest.raises(StatsInputError):
+        welch_ttest([0.5, 0.5], [0.2, 0.2])
+
+
+def test_rouge_split_by_correctness() -> None:
+    items = [make(i, i % 2 == 0) for i in range(6)]
+    scores = [{"rougeL": 0.9 - 0.01 * i if i % 2 == 0 else 0.1 + 0.02 * i} for i in range(6)]
+    tests = {t.category: t for t in rouge_by_correctness(items, scores)}
+    assert tests["population"].n_correct == 3 and tests["population"].test is not None
+    assert tests["population"].test.value == pytest.approx(0.88 - 0.16)
+    assert tests["intervention"].test is None and "at least 2" in tests["intervention"].note
+
+
+def test_agreement_two_raters_matches_stats() -> None:
+    a = {"x": True, "y": False, "z": True, "w": True}
+    b = {"x": True, "y": True, "z": True, "w": None}
+    result = agreement("population", {"a": a, "b": b})
+    assert result.n == 3 and result.percent == pytest.approx(2 / 3)
+    assert result.cohen == pytest.approx(cohen_kappa([1, 0, 1], [1, 1, 1], categories=[0, 1]).value)
+    assert result.fleiss is not None and result.ac1 is not None
+    empty = agreement("population", {"a": {"x": True}, "b": {"y": True}})
+    assert empty.n == 0 and empty.percent is None
+
+
+def test_label_accuracy_counts_unlabelled_as_wrong() -> None:
+    gold = {"1": "positive", "2": "negative", "3": "no effect", "4": None}
+    predicted = {"1": "positive", "2": None, "3": "no effect", "4": "positive"}
+    result = label_accuracy("direction", gold, predicted, ["positive", "negative", "no effect"])
+    assert (result.n, result.unparsed, result.accuracy) == (3, 1, 2 / 3)
+    assert result.agreement.n == 2 and result.agreement.percent == 1.0
+
+
+def test_analyze_report_markdown() -> None:
+    items = [make(i, i % 3 != 0, "positive", "negative" if i == 1 else "positive") for i in range(6)]
+    items[0] = Assessment(
+        SummaryPair("bg", "There is insufficient evidence.", "x", background="There is insufficient evidence."),
+        items[0].labels,
+    )
+    raters = {"a": {a.pair.review_id: a.labels for a in items}, "b": {a.pair.review_id: a.labels for a in items}}
+    report = analyze(items, agreement_raters={"a vs b": raters})
+    assert report.n == 6 and report.n_background == 1 and report.rouge_background["rouge1"] == 1.0
+    assert report.openings[0].opening == "there is insufficient evidence"
+    text = report.to_markdown()
+    assert "### Correctness by category" in text and "| population | 6 | 0.667 |" in text
+    assert "### Agreement: a vs b" in text and "| population | 6 | 1.000 |" in text
+    assert not math.isnan(report.rouge_target["rougeL"])
+
+
+def test_cli_analyze_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "g.csv").write_text("ReviewID,Generated\nr1,Statins reduce mortality.\nr2,Aspirin helps.\nr3,X\n")
+    (tmp_path / "t.csv").write_text("ReviewID,Target\nr1,Statins reduce mortality.\nr2,Aspirin harms.\nr3,X\n")
+    cats = ("population", "intervention", "outcome", "direction", "modality")
+    header = ",".join(f"{c}__{a}" for a in ("ann1", "ann2") for c in cats)
+    (tmp_path / "h.csv").write_text(
+        f"ReviewID,{header}\nr1,{','.join(['1'] * 10)}\nr2,{','.join(['1', '1', '1', '0', '1'] * 2)}\n"
+        f"r3,{','.join(['0'] * 5 + ['1'] * 5)}\n"
+    )
+    out = tmp_path / "report.md"
+    args = ["analyze", "--generated", str(tmp_path / "g.csv"), "--targets", str(tmp_path / "t.csv")]
+    code = main([*args, "--human", str(tmp_path / "h.csv"), "--annotator", "ann1", "--out", str(out)])
+    assert code == 0
+    text = out.read_text()
+    assert "Summaries analysed: 3." in text and "### Agreement: annotators" in text
+    assert "| direction | 3 | 0.667 |" in text
+    assert main(["analyze", "--generated", str(tmp_path / "g.csv")]) == 2
+    assert "needs --generated" in capsys.readouterr().err

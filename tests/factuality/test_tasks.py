@@ -1,0 +1,99 @@
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ebmeval.benchmarks.factuality import (
+    load_evidence_inference,
+    load_m3_claims,
+    load_m3_conclusions,
+    validation_results,
+)
+from ebmeval.factuality import assessments_from_run, label_claim, pairs_from_run
+from ebmeval.models import ChatMessage, GenerateConfig, Model, get_model
+from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.runner import RunConfig, run
+from ebmeval.tasks import SampleContext, create_task
+
+
+def test_shipped_data_loads_with_gold_labels() -> None:
+    claims = load_m3_claims("target")
+    assert len(claims) == 381 and claims[0].metadata["gold_direction"] == "negative"
+    assert sum(1 for s in claims if s.metadata["gold_direction"] is None) == 23
+    assert len(load_m3_claims("source")) == 1911
+    ei = load_evidence_inference()
+    assert len(ei) == 121 and {s.metadata["gold_direction"] for s in ei} == {"positive", "negative", "no effect"}
+    reviews = load_m3_conclusions()
+    assert len(reviews) == 230 and reviews[0].documents
+
+
+def test_order_seed_shuffles_reproducibly() -> None:
+    a = [s.id for s in create_task("factuality/m3-claims", order_seed=1).dataset]
+    b = [s.id for s in create_task("factuality/m3-claims", order_seed=1).dataset]
+    c = [s.id for s in create_task("factuality/m3-claims", order_seed=None).dataset]
+    assert a == b and a != c and sorted(a) == sorted(c)
+
+
+def gold_echo(messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+    # Answers "positive"/"moderate" for everything: right only where the gold says so.
+    return '{"direction": "positive", "modality": "moderate", "reason": "r"}'
+
+
+def test_labelling_run_and_validation(tmp_path: Path) -> None:
+    task = create_task("factuality/m3-claims", order_seed=None)
+    store = str(tmp_path / "s.sqlite")
+    result = run(
+        RunConfig(task="factuality/m3-claims", limit=6, store=store, cache=False),
+        task=task,
+        models={"model": Model(ScriptedModel(gold_echo))},
+    )
+    gold = [s.metadata for s in task.dataset[:6]]
+    by_field = {r.field: r for r in validation_results(store, result.run.run_id)}
+    expected = sum(1 for g in gold if g["gold_direction"] == "positive") / sum(1 for g in gold if g["gold_direction"])
+    assert by_field["direction"].accuracy == pytest.approx(expected)
+    assert by_field["modality"].n == 6 and by_field["modality"].unparsed == 0
+
+
+def conclusion_and_judge(messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+    prompt = messages[0].content
+    if prompt.startswith("Below are findings"):
+        return "There is insufficient evidence that H. pylori causes glaucoma."
+    if prompt.startswith("You compare"):
+        return json.dumps(
+            {f: "no" if f == "outcome" else "yes" for f in ("population", "intervention", "outcome")}
+            | {"grammar": "yes", "lexical": "yes", "non_redundancy": "yes"}
+        )
+    return '{"direction": "no effect", "modality": "no evidence"}'
+
+
+def test_conclusion_run_is_judged_and_analysable(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.sqlite")
+    model = Model(ScriptedModel(conclusion_and_judge))
+    config = RunConfig(task="factuality/m3-conclusions", limit=3, store=store, cache=False)
+    result = run(config, task=create_task("factuality/m3-conclusions"), models={"model": model, "judge": model})
+    run_id = result.run.run_id
+    pairs = pairs_from_run(store, run_id)
+    assert len(pairs) == 3 and pairs[0].generated.startswith("There is insufficient")
+    assessments = assessments_from_run(store, run_id)
+    assert len(assessments) == 3
+    first = assessments[0]
+    assert first.labels.outcome is False and first.labels.direction is None
+    assert first.target_modality == "no evidence" and first.generated_direction is None
+    # Resuming the finished run makes no model call.
+    again = ScriptedModel([])
+    run(config, task=create_task("factuality/m3-conclusions"), models={"model": Model(again), "judge": Model(again)})
+    assert again.requests == []
+
+
+@pytest.mark.local_model
+async def test_claim_labelling_with_the_small_local_model() -> None:
+    model = get_model("local:smollm2")
+    try:
+        ctx = SampleContext({"model": model})
+        config = GenerateConfig(max_tokens=24, temperature=0.0)
+        label = await label_claim(ctx, "s", "Statins may reduce mortality.", config=config, role="model")
+    finally:
+        await model.aclose()
+    assert label.raw and all(isinstance(r, str) for r in label.raw)
+    assert label.parsed == (label.modality is not None)
