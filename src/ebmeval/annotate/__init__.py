@@ -1,0 +1,44 @@
+"""Expert annotation: blinded studies of model outputs, served as a small web application.
+
+``create_study`` builds a study from run-store runs or JSONL files and returns the invitation
+tokens; ``serve`` runs the app; ``export`` and ``import_scores`` take the human scores out, the
+latter into the run store, where ``agreement_report`` compares them with an automatic judge.
+"""
+
+from . import _require  # noqa: F401  (raises MissingDependencyError without the web extra)
+from ._answers import FieldAgreement, Rating, agreement, save_answer, study_ratings
+from ._design import PlannedTask, latin_square_plan
+from ._export import HUMAN_SCORES_SCHEMA, export, import_scores, serve
+from ._forms import DEFAULT_CHECKLIST, FORMS, RUBRIC_ANCHORS, Form, FormField, build_form
+from ._models import database_url, make_engine
+from ._report import AgreementReport, agreement_report
+from ._study import StudyInvitations, create_study, items_from_file, items_from_runs, read_calibration
+
+__all__ = [
+    "DEFAULT_CHECKLIST",
+    "FORMS",
+    "HUMAN_SCORES_SCHEMA",
+    "RUBRIC_ANCHORS",
+    "AgreementReport",
+    "FieldAgreement",
+    "Form",
+    "FormField",
+    "PlannedTask",
+    "Rating",
+    "StudyInvitations",
+    "agreement",
+    "agreement_report",
+    "build_form",
+    "create_study",
+    "database_url",
+    "export",
+    "import_scores",
+    "items_from_file",
+    "items_from_runs",
+    "latin_square_plan",
+    "make_engine",
+    "read_calibration",
+    "save_answer",
+    "serve",
+    "study_ratings",
+]

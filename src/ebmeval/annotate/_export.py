@@ -1,0 +1,151 @@
+"""Exports, the import of human scores into the run store, and serving the app."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .._util.errors import ConfigError, MissingDependencyError, UsageError
+from ._answers import Rating, study_ratings
+from ._models import Study, make_engine
+
+HUMAN_SCORES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS human_scores (
+    run_id     TEXT NOT NULL REFERENCES runs(run_id),
+    sample_id  TEXT NOT NULL,
+    epoch      INTEGER NOT NULL,
+    study      TEXT NOT NULL,
+    annotator  TEXT NOT NULL,
+    form       TEXT NOT NULL,
+    field      TEXT NOT NULL,
+    value      REAL NOT NULL,
+    raw        TEXT NOT NULL,
+    opponent   TEXT NOT NULL DEFAULT '',
+    answered_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, epoch, study, annotator, field, opponent)
+);
+"""
+"""The run-store table of human scores: one row per (run, sample, epoch, study, annotator, field, opponent);
+``opponent`` is the other system of a pairwise comparison and empty for the other forms."""
+
+
+def _ratings(db: str, study: str) -> tuple[Study, list[Rating], dict[str, str | None], dict[str, int]]:
+    engine = make_engine(db)
+    try:
+        with Session(engine) as session:
+            row = session.scalar(select(Study).where(Study.slug == study))
+            if row is None:
+                known = ", ".join(session.scalars(select(Study.slug))) or "none"
+                raise UsageError(f"no study '{study}' in {db} (studies: {known})")
+            ratings = study_ratings(session, row)
+            runs = {s.name: s.run_id for s in row.systems}
+            epochs = {i.item_key: i.epoch for i in row.items}
+            session.expunge_all()
+    finally:
+        engine.dispose()
+    return row, ratings, runs, epochs
+
+
+def export(db: str, study: str, path: str | Path | None = None, *, fmt: Literal["csv", "json"] = "csv") -> str:
+    """Export every rating of ``study`` with system names revealed (for the study lead).
+
+    Columns: study, form, item, annotator, field, system, opponent (pairwise), slot (where the
+    candidate was shown), raw, value (numeric, see :class:`Rating`), seconds, answered_at, revisions.
+
+    Args:
+        db: Annotation database (SQLite path or ``postgresql://`` URL).
+        study: The study's slug.
+        path: File to write; None only returns the text.
+        fmt: ``csv`` or ``json``.
+
+    Returns:
+        The exported text.
+    """
+    from ._app import ratings_csv, ratings_json
+
+    if fmt not in ("csv", "json"):
+        raise ConfigError("format", f"must be 'csv' or 'json', got {fmt!r}")
+    row, ratings, _, _ = _ratings(db, study)
+    text = ratings_csv(row, ratings) if fmt == "csv" else ratings_json(row, ratings)
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def import_scores(db: str, study: str, store_path: str | Path) -> int:
+    """Write the human scores of ``study`` into the run store's ``human_scores`` table.
+
+    Only candidates that came from runs are written (file-based items have no run). Importing
+    again replaces the earlier rows of the same annotator and field, so revisions made before the
+    study closed win.
+
+    Returns:
+        The number of rows written.
+    """
+    row, ratings, runs, epochs = _ratings(db, study)
+    store_path = Path(store_path)
+    if not store_path.exists():
+        raise UsageError(f"no run store at {store_path}")
+    now = datetime.now(UTC).isoformat(timespec="milliseconds")
+    records = [
+        (
+            runs[r.system],
+            r.item,
+            epochs[r.item],
+            row.slug,
+            r.annotator,
+            row.form,
+            r.field,
+            r.value,
+            r.raw,
+            r.opponent or "",
+            r.answered_at,
+            now,
+        )
+        for r in ratings
+        if runs.get(r.system) is not None
+    ]
+    db_conn = sqlite3.connect(store_path, timeout=30)
+    try:
+        with db_conn:
+            db_conn.executescript(HUMAN_SCORES_SCHEMA)
+            db_conn.executemany(
+                "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field, value,"
+                " raw, opponent, answered_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                records,
+            )
+    finally:
+        db_conn.close()
+    return len(records)
+
+
+def serve(db: str, *, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> None:
+    """Serve the annotation app with uvicorn until interrupted.
+
+    Args:
+        db: Annotation database (SQLite path or ``postgresql://`` URL; use PostgreSQL with several workers).
+        host: Interface to bind; the default keeps the app on this machine (put a TLS proxy in front to share it).
+        port: TCP port.
+        workers: Uvicorn worker processes.
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingDependencyError("Serving the annotation app", "uvicorn", "web") from exc
+    from ._app import create_app
+
+    if workers == 1:
+        uvicorn.run(create_app(db), host=host, port=port, log_level="info")
+    else:
+        import os
+
+        os.environ["EBMEVAL_ANNOTATE_DB"] = db
+        uvicorn.run(
+            "ebmeval.annotate._app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info"
+        )

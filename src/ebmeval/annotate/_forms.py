@@ -1,0 +1,168 @@
+"""The annotation forms: the 0-5 rubric, binary factuality, pairwise preference, expert-step checklist."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .._util.errors import ConfigError, UnknownNameError
+
+FieldKind = Literal["scale", "binary", "choice"]
+"""``scale``: an integer on a range with anchors; ``binary``: 1 (yes) or 0 (no); ``choice``: one label."""
+
+FieldScope = Literal["candidate", "task"]
+"""``candidate``: answered once per shown candidate; ``task``: once per task (e.g. a preference)."""
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One question of a form.
+
+    Attributes:
+        name: Key the answers are stored under.
+        label: The question shown to the annotator.
+        kind: How it is answered (see :data:`FieldKind`).
+        options: Allowed values as strings, in display order.
+        anchors: Description of each option, shown next to it.
+        scope: Whether it is asked per candidate or per task.
+    """
+
+    name: str
+    label: str
+    kind: FieldKind
+    options: tuple[str, ...]
+    anchors: dict[str, str] = field(default_factory=dict)
+    scope: FieldScope = "candidate"
+
+    def validate(self, value: str) -> str:
+        """``value`` if it is one of the options; raises ``ValueError`` otherwise."""
+        if value not in self.options:
+            raise ValueError(f"'{value}' is not a valid answer to '{self.name}' (allowed: {', '.join(self.options)})")
+        return value
+
+
+@dataclass(frozen=True)
+class Form:
+    """A named set of questions and how many candidates one task shows (None: every system)."""
+
+    name: str
+    title: str
+    instructions: str
+    fields: tuple[FormField, ...]
+    per_task: int | None = None
+
+    def field(self, name: str) -> FormField:
+        """The field called ``name``; raises ``KeyError`` for an unknown one."""
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def targets(self, candidate_ids: list[str]) -> list[tuple[str, FormField]]:
+        """Every (target, field) an annotator must answer: candidate ids for candidate fields, ``task`` else."""
+        out: list[tuple[str, FormField]] = []
+        for f in self.fields:
+            if f.scope == "candidate":
+                out.extend((c, f) for c in candidate_ids)
+            else:
+                out.append(("task", f))
+        return out
+
+
+_YES_NO = ("1", "0")
+
+RUBRIC_ANCHORS = {
+    "0": "Unusable: off-topic, contradicts the reference, or could cause harm if acted on.",
+    "1": "Mostly wrong: the main finding is missing or misstated.",
+    "2": "Major errors: the main finding is there but key facts (PICO, effect direction) are wrong.",
+    "3": "Acceptable: the main finding is right; minor errors or important omissions.",
+    "4": "Good: accurate and nearly complete; small omissions that do not change the conclusion.",
+    "5": "Excellent: accurate, complete and as clear as the reference.",
+}
+
+DEFAULT_CHECKLIST = (
+    "States the clinical question (population, intervention, comparator, outcome)",
+    "Identifies the relevant evidence",
+    "Appraises risk of bias",
+    "Reports effect sizes with their uncertainty",
+    "Grades the certainty of the evidence",
+    "Draws a conclusion that follows from the evidence",
+)
+
+
+def _rubric() -> Form:
+    return Form(
+        name="rubric",
+        title="Overall quality (0-5)",
+        instructions="Compare each response with the reference and give it one score using the anchors.",
+        fields=(FormField("score", "Overall score", "scale", tuple(RUBRIC_ANCHORS), RUBRIC_ANCHORS),),
+    )
+
+
+def _factuality() -> Form:
+    questions = {
+        "pico": "Population, intervention, comparator and outcomes agree with the reference",
+        "direction": "The direction of the effect agrees with the reference",
+        "modality": "The certainty of the claims (modality) matches the reference",
+        "grammar": "The text is grammatical",
+        "lexical": "No wrong terms, drug names or numbers",
+        "non_redundancy": "No needless repetition",
+    }
+    return Form(
+        name="factuality",
+        title="Factuality (yes / no)",
+        instructions="For each response answer every question: 1 = yes, 0 = no.",
+        fields=tuple(FormField(k, v, "binary", _YES_NO, {"1": "yes", "0": "no"}) for k, v in questions.items()),
+    )
+
+
+def _pairwise() -> Form:
+    return Form(
+        name="pairwise",
+        title="Pairwise preference",
+        instructions="Which response is closer to the reference and more useful to a clinician?",
+        fields=(
+            FormField(
+                "preference",
+                "Better response",
+                "choice",
+                ("A", "B", "neither"),
+                {"A": "Response A", "B": "Response B", "neither": "Neither / equally good"},
+                scope="task",
+            ),
+        ),
+        per_task=2,
+    )
+
+
+def _checklist(steps: tuple[str, ...]) -> Form:
+    return Form(
+        name="checklist",
+        title="Expert-step checklist",
+        instructions="Tick, for each response, every step of an evidence-based answer that it carries out well.",
+        fields=tuple(
+            FormField(f"step_{i + 1}", text, "binary", _YES_NO, {"1": "done", "0": "missing"})
+            for i, text in enumerate(steps)
+        ),
+    )
+
+
+FORMS = ("rubric", "factuality", "pairwise", "checklist")
+
+
+def build_form(name: str, checklist: tuple[str, ...] | None = None) -> Form:
+    """The form called ``name``; ``checklist`` replaces the default expert steps of the checklist form."""
+    if checklist is not None and name != "checklist":
+        raise ConfigError("checklist", "custom steps only apply to the 'checklist' form")
+    if name == "rubric":
+        return _rubric()
+    if name == "factuality":
+        return _factuality()
+    if name == "pairwise":
+        return _pairwise()
+    if name == "checklist":
+        steps = DEFAULT_CHECKLIST if checklist is None else tuple(checklist)
+        if not steps or any(not s.strip() for s in steps):
+            raise ConfigError("checklist", "needs at least one non-empty step")
+        return _checklist(steps)
+    raise UnknownNameError("form", name, FORMS)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from types import ModuleType
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from ebmeval.annotate import create_study, export, make_engine
+from ebmeval.annotate._app import create_app
+from ebmeval.annotate._models import Answer
+
+from .conftest import CANDIDATE_RE, csrf_of, write_items
+
+pytestmark = pytest.mark.postgres
+
+
+def test_flow_on_postgresql(postgres_url, tmp_path):
+    inv = create_study(
+        postgres_url,
+        slug="pg-flow",
+        form="factuality",
+        annotators=["a", "b"],
+        k=2,
+        files=[write_items(tmp_path / "i.jsonl", n=2)],
+    )
+    client = TestClient(create_app(postgres_url))
+    page = client.get(f"/join/{inv.tokens['a']}").text
+    csrf = csrf_of(page)
+    r = client.post("/onboarding", data={"csrf_token": csrf, "commit": "yes"})
+    assert r.url.path == "/tasks/1"  # no calibration examples: straight to the tasks
+    ids = CANDIDATE_RE.findall(r.text)
+    fields = ("pico", "direction", "modality", "grammar", "lexical", "non_redundancy")
+    for _ in range(2):  # saving twice updates in place
+        for cid in ids:
+            for f in fields:
+                ok = client.post(
+                    "/api/tasks/1/answer",
+                    json={"target": cid, "field": f, "value": "1"},
+                    headers={"X-CSRF-Token": csrf},
+                )
+                assert ok.status_code == 200
+    engine = make_engine(postgres_url)
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(Answer)) == len(ids) * len(fields)
+        assert s.scalar(select(func.sum(Answer.revisions))) == 2 * len(ids) * len(fields)
+    engine.dispose()
+    assert len(export(postgres_url, "pg-flow").splitlines()) == 1 + len(ids) * len(fields)
+
+
+def test_concurrent_saves_lose_nothing(postgres_url, load_module: ModuleType):
+    result = load_module.run_load(postgres_url, annotators=20, seconds=10, slug="pg-load")
+    assert result["saves_ok"] > 100
+    assert result["save_errors"] == 0
+    for key in ("lost", "duplicated", "wrong_value", "lost_revisions", "unexpected"):
+        assert result[key] == 0, result
+    assert result["answers_stored"] == result["answers_expected"]
