@@ -290,12 +290,33 @@ def serve_model(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
     n_ctx: Annotated[int | None, typer.Option(help="Context window in tokens.")] = None,
     n_parallel: Annotated[int, typer.Option(help="Requests served at once.")] = 1,
+    n_threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores).")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Environment variable holding an API key clients must send.")
+    ] = None,
 ) -> None:
     """Serve a GGUF model as an OpenAI-compatible HTTP server (Ctrl-C stops it)."""
+    import os
+
+    from .._util.errors import ConfigError
     from ..models._serve import serve_model as serve
 
-    console.print(f"serving {model} at http://{host}:{port}/v1 (openai-compatible:<name>@http://{host}:{port}/v1)")
-    serve(model, host=host, port=port, n_ctx=n_ctx, n_parallel=n_parallel)
+    api_key = None
+    if api_key_env is not None:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise ConfigError("--api-key-env", f"environment variable {api_key_env} is not set")
+    console.print(f"loading {model} …")
+    serve(
+        model,
+        host=host,
+        port=port,
+        n_ctx=n_ctx,
+        n_parallel=n_parallel,
+        n_threads=n_threads,
+        api_key=api_key,
+        ready=lambda url: console.print(f"serving {model} at {url} — use --model openai-compatible:<name>@{url}"),
+    )
 
 
 @app.command()

@@ -118,5 +118,8 @@ def get_model(
 
     provider, name = parse_model_spec(spec)
     factory = model_providers.get(provider)
+    if max_concurrency is not None and provider == "openai-compatible":
+        # its connection pool is a second bound: size it to the concurrency asked for
+        options.setdefault("max_concurrency", max_concurrency)
     api = factory(name, **options)
     return Model(api, config=config, cache=cache, max_concurrency=max_concurrency)

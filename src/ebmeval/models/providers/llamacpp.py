@@ -1,0 +1,235 @@
+"""Local GGUF models run in-process by llama.cpp, through ``xllamacpp``.
+
+``local`` is the bundled default model, ``local:smollm2`` the small one used by tests,
+``local:/path/model.gguf`` any GGUF file. The weights are loaded on the first call, not
+when the model is created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import os
+import secrets
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..._util.errors import ConfigError, MissingDependencyError, ModelError
+from .._api import ModelAPI, modelapi
+from .._local_files import LocalModelFile, resolve_local_model
+from .._types import ChatMessage, GenerateConfig, ModelOutput
+from .openai_compatible import (
+    MalformedResponseError,
+    chat_request,
+    error_message,
+    int_option,
+    parse_chat_response,
+    reject_unknown,
+)
+
+_FEATURE = "Local GGUF models"
+
+
+def available_cpus() -> int:
+    """CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def engine_version() -> str:
+    """The installed ``xllamacpp`` version; ``MissingDependencyError`` when it is absent."""
+    try:
+        return importlib.metadata.version("xllamacpp")
+    except importlib.metadata.PackageNotFoundError:
+        raise MissingDependencyError(_FEATURE, "xllamacpp", "local") from None
+
+
+def start_llama_server(
+    path: Path,
+    *,
+    n_ctx: int,
+    n_parallel: int = 1,
+    n_threads: int | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_key: str | None = None,
+    alias: str | None = None,
+) -> Any:
+    """Load ``path`` into an ``xllamacpp.Server`` that also listens on ``host:port``.
+
+    Each of the ``n_parallel`` slots gets a window of ``n_ctx`` tokens. llama.cpp's own
+    logging is silenced; its errors reach callers as exceptions or error responses.
+    Port 0 picks a free port (``server.listening_address`` tells which).
+
+    Raises:
+        MissingDependencyError: ``xllamacpp`` is not installed.
+        ModelError: llama.cpp could not load the file.
+    """
+    try:
+        import xllamacpp as xl
+    except ImportError:
+        raise MissingDependencyError(_FEATURE, "xllamacpp", "local") from None
+    params = xl.CommonParams()
+    params.model.path = str(path)
+    # llama.cpp divides the context among the slots; scale it so each slot gets n_ctx.
+    params.n_ctx = n_ctx * n_parallel
+    params.n_parallel = n_parallel
+    threads = n_threads or available_cpus()
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.verbosity = 0
+    params.hostnames = [host]
+    params.port = port
+    if api_key:
+        params.api_keys = [api_key]
+    if alias:
+        params.model_alias = {alias}
+    try:
+        return xl.Server(params)
+    except RuntimeError as exc:
+        raise ModelError(f"llama.cpp could not load the model file {path} ({exc})") from None
+
+
+def context_window(file: LocalModelFile, n_ctx: object = None) -> int:
+    """``n_ctx`` checked against the model's trained length, or the file's default when ``None``."""
+    if n_ctx is None:
+        return file.default_n_ctx
+    window = int_option("n_ctx", n_ctx, minimum=64)
+    if file.n_ctx_train is not None and window > file.n_ctx_train:
+        raise ConfigError("n_ctx", f"{window} is more than the {file.n_ctx_train} tokens {file.name} was trained on")
+    return window
+
+
+class LlamaCppModel(ModelAPI):
+    """A GGUF model served in this process by llama.cpp.
+
+    ``GenerateConfig.timeout`` is not applied: a running local generation cannot be
+    interrupted, and it cannot hang on a network.
+    """
+
+    def __init__(
+        self,
+        file: LocalModelFile,
+        *,
+        n_ctx: int,
+        n_parallel: int = 1,
+        n_threads: int | None = None,
+    ) -> None:
+        """Prepare the model; nothing is loaded until the first call.
+
+        Args:
+            file: The GGUF file.
+            n_ctx: Context window, in tokens, of each request.
+            n_parallel: Requests decoded at once (each with its own ``n_ctx`` window).
+            n_threads: CPU threads; all available cores by default.
+        """
+        self.file = file
+        self.name = f"llamacpp/{file.name}"
+        self.n_ctx = n_ctx
+        self.context_length = n_ctx
+        self.max_concurrency = n_parallel
+        self.n_threads = n_threads or available_cpus()
+        self._engine = engine_version()
+        self._server: Any = None
+        self._lock = threading.Lock()
+        # xllamacpp always listens on a loopback port (used here for tokenizing); the
+        # key keeps other local processes from using it.
+        self._api_key = secrets.token_urlsafe(24)
+        self._tokenize_client: httpx.Client | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """Name, file sha256 and engine version: each can change what is generated."""
+        return {"name": self.name, "sha256": self.file.sha256, "engine": f"xllamacpp {self._engine}"}
+
+    def _loaded(self) -> tuple[Any, httpx.Client]:
+        """The running server and a client of its tokenize endpoint, started on first use."""
+        with self._lock:
+            if self._server is None:
+                self._server = start_llama_server(
+                    self.file.path,
+                    n_ctx=self.n_ctx,
+                    n_parallel=self.max_concurrency,
+                    n_threads=self.n_threads,
+                    api_key=self._api_key,
+                    alias=self.file.name,
+                )
+                self._tokenize_client = httpx.Client(
+                    base_url=self._server.listening_address,
+                    headers={"Authorization": f"Bearer {self._api_key}"},
+                    timeout=30.0,
+                )
+            assert self._tokenize_client is not None
+            return self._server, self._tokenize_client
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """Generate a reply (loading the model on the first call).
+
+        Raises:
+            ModelError: The request does not fit the context window, or llama.cpp refused it.
+        """
+        server, _ = await asyncio.to_thread(self._loaded)
+        request = chat_request(messages, config)
+        start = time.monotonic()
+        try:
+            data = await asyncio.to_thread(server.handle_chat_completions, request)
+        except (ValueError, RuntimeError) as exc:
+            raise ModelError(f"{self.name}: llama.cpp refused the request: {exc}") from None
+        latency = time.monotonic() - start
+        if isinstance(data, dict) and "error" in data:
+            raise self._refusal(data)
+        try:
+            return parse_chat_response(data, self.name, latency)
+        except MalformedResponseError as exc:
+            raise ModelError(f"{self.name}: unexpected response from llama.cpp: {exc}") from None
+
+    def _refusal(self, data: dict[str, Any]) -> ModelError:
+        error = data["error"]
+        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+            trained = f" (the model was trained on {self.file.n_ctx_train} tokens)" if self.file.n_ctx_train else ""
+            return ModelError(
+                f"{self.name}: the request takes {error.get('n_prompt_tokens')} tokens but the context "
+                f"window is {self.n_ctx}; shorten it or set a larger n_ctx{trained}"
+            )
+        return ModelError(f"{self.name}: llama.cpp refused the request: {error_message(data)}")
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes with this model's tokenizer (loads the model if needed)."""
+        _, client = self._loaded()
+        try:
+            response = client.post("/tokenize", json={"content": text})
+            response.raise_for_status()
+            return len(response.json()["tokens"])
+        except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+            raise ModelError(f"{self.name}: tokenizing failed: {exc}") from None
+
+    async def aclose(self) -> None:
+        """Free the weights; a later call loads them again."""
+        with self._lock:
+            # Calls still running hold their own reference; the server is freed after them.
+            self._server = None
+            if self._tokenize_client is not None:
+                self._tokenize_client.close()
+                self._tokenize_client = None
+
+
+@modelapi("local")
+def local(name: str, **options: object) -> ModelAPI:
+    """``local`` (the bundled default model), ``local:smollm2`` or ``local:/path/model.gguf``.
+
+    Options: ``n_ctx`` (context window per request; 8192, 2048 for SmolLM2, at most the
+    model's trained length), ``n_parallel`` (requests decoded at once, 1), ``n_threads``
+    (all available cores).
+    """
+    file = resolve_local_model(name)
+    n_ctx = context_window(file, options.pop("n_ctx", None))
+    n_parallel = int_option("n_parallel", options.pop("n_parallel", 1), minimum=1)
+    threads = options.pop("n_threads", None)
+    n_threads = None if threads is None else int_option("n_threads", threads, minimum=1)
+    reject_unknown("local", options, ["n_ctx", "n_parallel", "n_threads"])
+    return LlamaCppModel(file, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads)

@@ -1,0 +1,389 @@
+"""Models behind any server that speaks the OpenAI chat-completions API.
+
+That covers vLLM, SGLang, the llama.cpp server (``ebmeval serve-model``), OpenAI itself and
+most gateways. Transient failures (HTTP 429/500/502/503/504, timeouts, broken connections,
+truncated or non-JSON bodies) are retried with exponential backoff and full jitter,
+honouring ``Retry-After``; everything else fails at once with the server's message.
+
+The request and response conversions here are shared with the in-process llama.cpp
+provider, which returns the same format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import os
+import random
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from ..._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
+from .._api import ModelAPI, modelapi
+from .._types import ChatMessage, GenerateConfig, ModelOutput, TokenLogprob, TopLogprob, Usage
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+"""HTTP statuses that mean "try again later"."""
+
+_CONNECT_TIMEOUT = 10.0
+_MODEL_MISSING = re.compile(r"not found|does not exist|not exist|unknown model|no such model", re.IGNORECASE)
+
+
+class MalformedResponseError(ValueError):
+    """A response that is not a usable chat completion."""
+
+
+def chat_request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
+    """The body of a chat-completions request, without the ``model`` field.
+
+    Settings left at ``None`` are not sent, so the server's defaults apply.
+    """
+    body: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in messages]}
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if config.top_p is not None:
+        body["top_p"] = config.top_p
+    if config.max_tokens is not None:
+        body["max_tokens"] = config.max_tokens
+    if config.stop:
+        body["stop"] = list(config.stop)
+    if config.seed is not None:
+        body["seed"] = config.seed
+    if config.logprobs:
+        body["logprobs"] = True
+        if config.top_logprobs is not None:
+            body["top_logprobs"] = config.top_logprobs
+    return body
+
+
+def parse_chat_response(data: Any, model: str, latency: float) -> ModelOutput:
+    """Convert a chat-completions response body to a :class:`ModelOutput`.
+
+    Args:
+        data: The decoded JSON body.
+        model: The provider-qualified name recorded in the output.
+        latency: Seconds the call took.
+
+    Raises:
+        MalformedResponseError: ``data`` has no first choice with a message.
+    """
+    if not isinstance(data, dict):
+        raise MalformedResponseError(f"expected a JSON object, got {type(data).__name__}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        reported = error_message(data)
+        raise MalformedResponseError(reported or "the response has no 'choices'")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponseError("the first choice has no 'message'")
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
+    return ModelOutput(
+        text=message.get("content") or "",
+        model=model,
+        logprobs=_parse_logprobs(choice.get("logprobs")),
+        usage=Usage(
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+        ),
+        latency=latency,
+        finish_reason=choice.get("finish_reason"),
+        raw=data,
+    )
+
+
+def _parse_logprobs(block: Any) -> list[TokenLogprob] | None:
+    if not isinstance(block, dict) or not isinstance(block.get("content"), list):
+        return None
+    try:
+        return [
+            TokenLogprob(
+                token=item["token"],
+                logprob=float(item["logprob"]),
+                top=[
+                    TopLogprob(token=alt["token"], logprob=float(alt["logprob"]))
+                    for alt in item.get("top_logprobs") or []
+                ],
+            )
+            for item in block["content"]
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise MalformedResponseError(f"unreadable logprobs ({exc!r})") from None
+
+
+def error_message(data: Any) -> str | None:
+    """The message of an error body (``{"error": {"message": …}}``, ``{"detail": …}`` …), if any."""
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error", data.get("detail"))
+    if isinstance(error, dict):
+        return str(error.get("message") or error)
+    if error is not None:
+        return str(error)
+    return None
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); ``None`` if absent."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait before retrying a transient failure."""
+
+    max_retries: int = 6
+    """Retries after the first attempt."""
+    backoff_base: float = 1.0
+    """Seconds of the first backoff ceiling; it doubles after each attempt."""
+    backoff_cap: float = 60.0
+    """Longest wait, also applied to a server's ``Retry-After``."""
+
+    def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+        """Seconds to wait after failed attempt ``attempt`` (1-based).
+
+        ``min(cap, retry_after)`` when the server says when to come back, else "full
+        jitter": uniform in ``[0, min(cap, base · 2^(attempt-1))]``.
+        """
+        if retry_after is not None:
+            return min(self.backoff_cap, retry_after)
+        return rng.uniform(0.0, min(self.backoff_cap, self.backoff_base * 2.0 ** (attempt - 1)))
+
+
+class OpenAICompatibleModel(ModelAPI):
+    """One model on an OpenAI-compatible server, reached over pooled async HTTP."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        *,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_concurrency: int = 16,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """Create the provider; nothing is sent until the first call.
+
+        Args:
+            model: The model name the server knows.
+            base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
+            api_key_env: Environment variable holding the API key; unset means no key.
+            max_concurrency: Connections kept open, and calls served at once.
+            timeout: Seconds per request unless ``GenerateConfig.timeout`` says otherwise.
+            retry: Retry policy for transient failures.
+            transport: An httpx transport to use instead of the network (for tests).
+        """
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError("base_url", f"must start with http:// or https://, got {base_url!r}")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.name = f"openai-compatible/{model}"
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.api_key_env = api_key_env
+        self._api_key = os.environ.get(api_key_env) or None
+        self._transport = transport
+        self._client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._reached = False
+        # Jitter only spreads retries in time; it never changes what is generated.
+        self._rng = random.Random()
+
+    def describe(self) -> dict[str, Any]:
+        """The model name and the server, since one name can mean different models on different servers."""
+        return {"name": self.name, "base_url": self.base_url}
+
+    def _http(self) -> httpx.AsyncClient:
+        # Pooled connections belong to the event loop that opened them; a model reused
+        # under a new loop (a second asyncio.run) gets a fresh client.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+            self._client = httpx.AsyncClient(headers=headers, limits=limits, transport=self._transport)
+            self._client_loop = loop
+        return self._client
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """Send one chat completion, retrying transient failures.
+
+        Raises:
+            ModelUnavailableError: The server cannot be reached, or does not serve this model.
+            ModelError: The server refused the request, or every attempt failed.
+        """
+        client = self._http()
+        url = f"{self.base_url}/chat/completions"
+        body = {"model": self.model, **chat_request(messages, config)}
+        seconds = config.timeout or self.timeout
+        # Waiting for a free pooled connection is queueing, not a failure: no pool timeout.
+        timeout = httpx.Timeout(seconds, connect=min(seconds, _CONNECT_TIMEOUT), pool=None)
+        attempts = self.retry.max_retries + 1
+        cause = ""
+        for attempt in range(1, attempts + 1):
+            retry_after: float | None = None
+            start = time.monotonic()
+            try:
+                response = await client.post(url, json=body, timeout=timeout)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if not self._reached:
+                    raise ModelUnavailableError(
+                        f"Cannot reach the model server at {self.base_url} ({_describe(exc)}). "
+                        "Is it running? Start a local one with: ebmeval serve-model"
+                    ) from None
+                cause = f"connection failed ({_describe(exc)})"
+            except httpx.TimeoutException:
+                cause = f"no answer within {seconds:g} s"
+            except httpx.TransportError as exc:
+                cause = f"connection broken ({_describe(exc)})"
+            else:
+                self._reached = True
+                latency = time.monotonic() - start
+                if response.status_code == 200:
+                    try:
+                        return parse_chat_response(response.json(), self.name, latency)
+                    except ValueError as exc:  # includes JSONDecodeError and MalformedResponseError
+                        cause = f"malformed response body ({exc})"
+                elif response.status_code in RETRY_STATUSES:
+                    cause = f"HTTP {response.status_code}: {_response_message(response)}"
+                    retry_after = parse_retry_after(response.headers.get("retry-after"))
+                else:
+                    raise self._refusal(response)
+            if attempt < attempts:
+                await asyncio.sleep(self.retry.delay(attempt, retry_after, self._rng))
+        tries = f"{attempts} attempt" + ("s" if attempts > 1 else "")
+        raise ModelError(f"{self.name} at {self.base_url}: gave up after {tries}; last error: {cause}")
+
+    def _refusal(self, response: httpx.Response) -> ModelError:
+        """The error for a response that retrying cannot fix."""
+        status = response.status_code
+        message = _response_message(response).rstrip(".")
+        listing = f"Its models are listed at {self.base_url}/models."
+        if status == 400 and self.model in message and _MODEL_MISSING.search(message):
+            return ModelUnavailableError(
+                f"The server at {self.base_url} does not serve model '{self.model}' (HTTP 400: {message}). {listing}"
+            )
+        if status == 404:
+            return ModelUnavailableError(
+                f"The server at {self.base_url} does not serve model '{self.model}', or has no chat API "
+                f"at {self.base_url}/chat/completions (HTTP 404: {message}). {listing} "
+                "The base URL usually ends in /v1."
+            )
+        hint = ""
+        if status in (401, 403):
+            hint = f" Check the API key in ${self.api_key_env}" + ("" if self._api_key else " (it is not set)") + "."
+        return ModelError(f"{self.name} at {self.base_url}: HTTP {status}: {message}.{hint}")
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def _response_message(response: httpx.Response) -> str:
+    try:
+        message = error_message(response.json())
+    except ValueError:
+        message = None
+    text = message or response.text.strip() or response.reason_phrase
+    return text if len(text) <= 500 else text[:499] + "…"
+
+
+def _describe(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def int_option(field: str, value: object, *, minimum: int) -> int:
+    """An integer provider option (a numeric string is accepted); ``ConfigError`` otherwise."""
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(field, f"must be an integer ≥ {minimum}, got {value!r}")
+    return value
+
+
+def float_option(field: str, value: object, *, minimum: float) -> float:
+    """A number provider option (a numeric string is accepted); ``ConfigError`` otherwise."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= minimum:
+        raise ConfigError(field, f"must be a number ≥ {minimum:g}, got {value!r}")
+    return float(value)
+
+
+def reject_unknown(provider: str, options: Mapping[str, object], known: Sequence[str]) -> None:
+    """Raise ``ConfigError`` for the first option a provider does not take."""
+    for key in options:
+        raise ConfigError(key, f"unknown option for model provider '{provider}'; known: {', '.join(known)}")
+
+
+# The model name ends at the first "@" that starts a URL; a URL may itself hold an "@".
+_SPEC = re.compile(r"^(?P<model>.*?)@(?P<url>https?://.*)$")
+
+
+@modelapi("openai-compatible")
+def openai_compatible(name: str, **options: object) -> ModelAPI:
+    """``openai-compatible:<model>@<base_url>``, e.g. ``openai-compatible:qwen@http://127.0.0.1:8080/v1``.
+
+    Options: ``base_url`` (instead of ``@<base_url>``), ``api_key_env`` (default
+    ``OPENAI_API_KEY``; no key is fine for local servers), ``max_concurrency`` (16),
+    ``timeout`` (120 s), ``max_retries`` (6), ``backoff_base`` (1 s), ``backoff_cap`` (60 s).
+    """
+    match = _SPEC.match(name)
+    model, base_url = (match["model"], match["url"]) if match else (name, None)
+    base_url = str(options.pop("base_url", None) or base_url or "")
+    if not model or not base_url:
+        raise UsageError(
+            f"Model spec 'openai-compatible:{name}' needs a model and a server: "
+            "openai-compatible:<model>@<base_url>, e.g. openai-compatible:qwen@http://127.0.0.1:8080/v1"
+        )
+    api_key_env = options.pop("api_key_env", None)
+    if api_key_env is not None and not os.environ.get(str(api_key_env)):
+        raise ConfigError("api_key_env", f"the environment variable ${api_key_env} is not set")
+    retry = RetryPolicy(
+        max_retries=int_option("max_retries", options.pop("max_retries", 6), minimum=0),
+        backoff_base=float_option("backoff_base", options.pop("backoff_base", 1.0), minimum=0.0),
+        backoff_cap=float_option("backoff_cap", options.pop("backoff_cap", 60.0), minimum=0.0),
+    )
+    max_concurrency = int_option("max_concurrency", options.pop("max_concurrency", 16), minimum=1)
+    timeout = float_option("timeout", options.pop("timeout", 120.0), minimum=0.001)
+    reject_unknown(
+        "openai-compatible",
+        options,
+        ["base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "backoff_base", "backoff_cap"],
+    )
+    return OpenAICompatibleModel(
+        model,
+        base_url,
+        api_key_env=str(api_key_env or "OPENAI_API_KEY"),
+        max_concurrency=max_concurrency,
+        timeout=timeout,
+        retry=retry,
+    )
