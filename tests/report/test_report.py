@@ -139,3 +139,31 @@ def test_cli_report_and_compare(tmp_path: Path) -> None:
     )
     (row,) = json.loads(done.stdout)
     assert row["test"] == "mcnemar" and row["n"] == 40
+
+
+def test_judge_versus_human_section(tmp_path: Path) -> None:
+    from scipy.stats import pearsonr
+
+    from ebmeval.report import HumanComparison
+    from ebmeval.tasks import Score
+
+    store, a, _b = two_runs(tmp_path)
+    judge = [0.0, 1.0, 2.0, 4.0, 5.0, 3.0]
+    human = {"ann1": [0.0, 2.0, 2.0, 4.0, 5.0, 2.0], "ann2": [1.0, 1.0, 3.0, 5.0, 4.0, 3.0]}
+    for i, value in enumerate(judge):
+        store.put_score(a, f"q{i}", 0, "judge/rubric", Score(values={"score": value}))
+        for annotator, values in human.items():
+            store._write(
+                "INSERT INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field, value, raw,"
+                " answered_at, created_at) VALUES (?, ?, 0, 'pilot', ?, 'rubric', 'score', ?, '', 'now', 'now')",
+                (a, f"q{i}", annotator, values[i]),
+            )
+    data = collect(store, [a], human=[HumanComparison("pilot", "judge/rubric", "score")])
+    (comparison,) = data.human
+    means = [(x + y) / 2 for x, y in zip(human["ann1"], human["ann2"], strict=True)]
+    assert comparison.n_pairs == 6
+    assert comparison.pearson["value"] == pytest.approx(pearsonr(judge, means).statistic, rel=1e-12)
+    assert comparison.bland_altman["bias"] == pytest.approx(np.mean(np.subtract(judge, means)), rel=1e-12)
+    files = write_report(data, tmp_path / "rep")
+    assert "Judge versus human" in files.markdown.read_text()
+    assert any(p.stem == "human-0" for p in files.figures)

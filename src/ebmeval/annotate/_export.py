@@ -11,26 +11,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, MissingDependencyError, UsageError
+from ..store._schema import HUMAN_SCORES_SCHEMA
 from ._answers import Rating, study_ratings
 from ._models import Study, make_engine
 
-HUMAN_SCORES_SCHEMA = """
-CREATE TABLE IF NOT EXISTS human_scores (
-    run_id     TEXT NOT NULL REFERENCES runs(run_id),
-    sample_id  TEXT NOT NULL,
-    epoch      INTEGER NOT NULL,
-    study      TEXT NOT NULL,
-    annotator  TEXT NOT NULL,
-    form       TEXT NOT NULL,
-    field      TEXT NOT NULL,
-    value      REAL NOT NULL,
-    raw        TEXT NOT NULL,
-    opponent   TEXT NOT NULL DEFAULT '',
-    answered_at TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    PRIMARY KEY (run_id, sample_id, epoch, study, annotator, field, opponent)
-);
-"""
 """The run-store table of human scores: one row per (run, sample, epoch, study, annotator, field, opponent);
 ``opponent`` is the other system of a pairwise comparison and empty for the other forms."""
 

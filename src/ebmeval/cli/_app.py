@@ -370,14 +370,26 @@ def report(
         Path | None, typer.Option(help="YAML of model name → [USD per 1M prompt tokens, per 1M completion tokens].")
     ] = None,
     title: Annotated[str, typer.Option(help="Report title.")] = "ebmeval report",
+    human: Annotated[
+        list[str] | None,
+        typer.Option(help="Judge vs human: STUDY:SCORER:METRIC[:FIELD] of an imported annotation study."),
+    ] = None,
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
     """Write a self-contained report (HTML with plots, Markdown, LaTeX, CSV) of stored runs."""
-    from ..report import collect, write_report
+    from .._util.errors import ConfigError
+    from ..report import HumanComparison, collect, write_report
     from ..store import RunStore
 
+    comparisons = []
+    for spec in human or []:
+        parts = spec.split(":")
+        if len(parts) not in (3, 4) or not all(parts):
+            raise ConfigError("--human", f"expected STUDY:SCORER:METRIC[:FIELD], got {spec!r}")
+        comparisons.append(HumanComparison(*parts))
     price_table = _read_prices(prices) if prices is not None else {}
-    files = write_report(collect(RunStore(store), run_ids, by=by, prices=price_table), out, title=title)
+    data = collect(RunStore(store), run_ids, by=by, prices=price_table, human=comparisons)
+    files = write_report(data, out, title=title)
     console.print(
         f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"
     )

@@ -1,16 +1,20 @@
 """Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
 
-from ._build import Prices, Report, collect, recall_curve
+from ._build import HumanComparison, Prices, Report, collect, recall_curve
 from ._compare import Contrast, compare, compare_runs, metric_values
+from ._human import AgreementReport, agreement_report
 from ._render import ReportFiles, write_report
 from ._tables import Table, latex_escape
 
 __all__ = [
+    "AgreementReport",
     "Contrast",
+    "HumanComparison",
     "Prices",
     "Report",
     "ReportFiles",
     "Table",
+    "agreement_report",
     "collect",
     "compare",
     "compare_runs",

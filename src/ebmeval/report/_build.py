@@ -12,7 +12,19 @@ from numpy.typing import NDArray
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
 from ._compare import Contrast, compare_runs
+from ._human import AgreementReport, agreement_report
 from ._tables import Table
+
+
+@dataclass(frozen=True)
+class HumanComparison:
+    """Which judge metric to compare with which human field of which annotation study."""
+
+    study: str
+    scorer: str
+    metric: str
+    field: str = "score"
+
 
 Prices = Mapping[str, tuple[float, float]]
 """Model name → (price per million prompt tokens, per million completion tokens)."""
@@ -29,6 +41,8 @@ class Report:
     recall_at_k: dict[str, list[float]]
     by: str | None
     prices: Prices = field(default_factory=dict)
+    human: list[AgreementReport] = field(default_factory=list)
+    """Judge-versus-human comparisons, one per (study, judge metric, human field)."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -39,6 +53,8 @@ class Report:
             tables.append(self.breakdown_table())
         if self.recall_at_k:
             tables.append(self.recall_table())
+        if self.human:
+            tables.append(self.human_table())
         tables.append(self.provenance_table())
         return tables
 
@@ -158,6 +174,42 @@ class Report:
             table.add(self.labels[run_id], *[f"{curve[min(k, len(curve)) - 1]:.3f}" for k in ks])
         return table
 
+    def human_table(self) -> Table:
+        """Judge versus human: correlation, Bland–Altman bias and limits, and agreement."""
+        table = Table(
+            "Judge versus human",
+            [
+                "study",
+                "judge",
+                "human field",
+                "n",
+                "Pearson r [95% CI]",
+                "Spearman ρ",
+                "bias",
+                "limits of agreement",
+                "α humans",
+                "α humans + judge",
+            ],
+            numeric={3, 4, 5, 6, 7, 8, 9},
+        )
+        for h in self.human:
+            r, rho, ba = h.pearson, h.spearman, h.bland_altman
+            table.add(
+                h.study,
+                h.judge,
+                h.field,
+                h.n_pairs,
+                f"{r['value']:.3f} {_ci(r['ci'])}" if r else "—",
+                f"{rho['value']:.3f}" if rho else "—",
+                f"{ba['bias']:+.3f}" if ba else "—",
+                _ci(ba["loa"]) if ba else "—",
+                f"{h.human_alpha:.3f}" if h.human_alpha is not None else "—",
+                f"{h.judge_alpha:.3f}" if h.judge_alpha is not None else "—",
+            )
+        table.notes += [f"{h.study}: {n}" for h in self.human for n in h.notes]
+        table.notes.append("bias = mean(judge − human); limits = bias ∓ 1.96 SD; α = Krippendorff's (interval).")
+        return table
+
     def provenance_table(self) -> Table:
         """Config hash, versions, seeds and dates of every run."""
         table = Table(
@@ -198,15 +250,20 @@ def collect(
     *,
     by: str | None = None,
     prices: Prices | None = None,
+    human: Sequence[HumanComparison] = (),
     seed: int = 0,
 ) -> Report:
-    """Read the runs, their summaries, pairwise contrasts and retrieval curves from the store."""
+    """Read the runs, their summaries, pairwise contrasts and retrieval curves from the store.
+
+    ``human`` names judge-versus-human comparisons of annotation studies imported into the store.
+    """
     runs = [store.get_run(r) for r in run_ids]
     labels = _labels(runs)
     summaries = {r.run_id: summarize(store, r.run_id, by=by, seed=seed) for r in runs}
     contrasts = compare_runs(store, [r.run_id for r in runs]) if len(runs) > 1 else []
     recall = {r.run_id: curve for r in runs if (curve := recall_curve(store, r.run_id))}
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}))
+    comparisons = [agreement_report(store.path, h.study, judge=h.scorer, metric=h.metric, field=h.field) for h in human]
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons)
 
 
 def recall_curve(store: RunStore, run_id: str) -> list[float]:

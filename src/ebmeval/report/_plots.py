@@ -119,6 +119,41 @@ def recall_curves(report: Report) -> dict[str, bytes]:
     return {"recall-at-k": _png(figure)}
 
 
+def judge_versus_human(report: Report) -> dict[str, bytes]:
+    """Per comparison: judge against mean human score with the identity line, and a Bland–Altman plot."""
+    if not report.human:
+        return {}
+    plt = _pyplot()
+    figures: dict[str, bytes] = {}
+    for index, comparison in enumerate(report.human):
+        if not comparison.pairs:
+            continue
+        judge = [p[0] for p in comparison.pairs]
+        human = [p[1] for p in comparison.pairs]
+        figure, (scatter, agreement) = plt.subplots(1, 2, figsize=(9, 3.6))
+        low, high = min(judge + human), max(judge + human)
+        scatter.plot([low, high], [low, high], color="#999", linestyle="--", linewidth=1, label="identity")
+        scatter.scatter(human, judge, s=14, alpha=0.7)
+        scatter.set_xlabel(f"human {comparison.field} (mean of annotators)")
+        scatter.set_ylabel(comparison.judge)
+        scatter.legend(fontsize=7)
+        means = [(j + h) / 2 for j, h in comparison.pairs]
+        differences = [j - h for j, h in comparison.pairs]
+        agreement.scatter(means, differences, s=14, alpha=0.7)
+        if comparison.bland_altman is not None:
+            bias = comparison.bland_altman["bias"]
+            lo, hi = comparison.bland_altman["loa"]
+            agreement.axhline(bias, color="#C44E52", label=f"bias {bias:+.2f}")
+            agreement.axhline(lo, color="#999", linestyle="--", label=f"limits {lo:.2f}, {hi:.2f}")
+            agreement.axhline(hi, color="#999", linestyle="--")
+            agreement.legend(fontsize=7)
+        agreement.set_xlabel("mean of judge and human")
+        agreement.set_ylabel("judge − human")
+        figure.suptitle(f"{comparison.study}: {comparison.judge} vs humans (n = {comparison.n_pairs})", fontsize=10)
+        figures[f"human-{index}"] = _png(figure)
+    return figures
+
+
 def all_figures(report: Report) -> dict[str, bytes]:
     """Every figure the report's data allows, by file stem."""
-    return {**metric_bars(report), **label_heatmap(report), **recall_curves(report)}
+    return {**metric_bars(report), **label_heatmap(report), **recall_curves(report), **judge_versus_human(report)}

@@ -71,3 +71,24 @@ CREATE TABLE IF NOT EXISTS locks (
     started_at TEXT NOT NULL
 );
 """
+
+# Expert scores imported from annotation studies (ebmeval annotate import).
+HUMAN_SCORES_SCHEMA = """
+CREATE TABLE IF NOT EXISTS human_scores (
+    run_id     TEXT NOT NULL REFERENCES runs(run_id),
+    sample_id  TEXT NOT NULL,
+    epoch      INTEGER NOT NULL,
+    study      TEXT NOT NULL,
+    annotator  TEXT NOT NULL,
+    form       TEXT NOT NULL,
+    field      TEXT NOT NULL,
+    value      REAL NOT NULL,
+    raw        TEXT NOT NULL,
+    opponent   TEXT NOT NULL DEFAULT '',
+    answered_at TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, epoch, study, annotator, field, opponent)
+);
+"""
+
+SCHEMA += HUMAN_SCORES_SCHEMA

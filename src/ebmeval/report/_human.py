@@ -31,6 +31,7 @@ class AgreementReport:
         bland_altman: Bias (judge - human), its 95% CI and the 95% limits of agreement.
         judge_alpha: Krippendorff's alpha (interval) with the judge added as one more rater.
         notes: Statistics that could not be computed and why.
+        pairs: (judge score, mean human score) per generation, for plots.
     """
 
     study: str
@@ -43,6 +44,7 @@ class AgreementReport:
     bland_altman: dict[str, Any] | None
     judge_alpha: float | None
     notes: tuple[str, ...]
+    pairs: tuple[tuple[float, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data."""
@@ -162,5 +164,15 @@ def agreement_report(
     except StatsInputError as exc:
         notes.append(f"Bland-Altman: {exc}")
     return AgreementReport(
-        study, field, f"{judge}:{metric}", len(keys), human_alpha, r, rho, ba, judge_alpha, tuple(notes)
+        study,
+        field,
+        f"{judge}:{metric}",
+        len(keys),
+        human_alpha,
+        r,
+        rho,
+        ba,
+        judge_alpha,
+        tuple(notes),
+        tuple(zip(j, h, strict=True)),
     )
