@@ -1,5 +1,14 @@
 """Built-in tasks; importing this package registers them."""
 
-from . import caremedeval, factuality, mcq_file, medthink, mirage, pubmedqa, relation_mcq
+from . import caremedeval, factuality, mcq_file, medthink, medthink_reasoning, mirage, pubmedqa, relation_mcq
 
-__all__ = ["caremedeval", "factuality", "mcq_file", "medthink", "mirage", "pubmedqa", "relation_mcq"]
+__all__ = [
+    "caremedeval",
+    "factuality",
+    "mcq_file",
+    "medthink",
+    "medthink_reasoning",
+    "mirage",
+    "pubmedqa",
+    "relation_mcq",
+]

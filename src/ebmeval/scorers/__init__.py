@@ -25,6 +25,7 @@ __all__ = [
     "choice_parser",
     "exact_match",
     "hamming_score",
+    "judges",
     "lca_score",
     "multi_answer",
     "parse_choices",
@@ -32,4 +33,7 @@ __all__ = [
     "score_predictions",
     "set_f1",
     "strip_reasoning",
+    "text",
 ]
+
+from . import judges, text  # noqa: E402  (subpackages; importing them registers their scorers)

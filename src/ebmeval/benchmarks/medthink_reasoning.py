@@ -1,0 +1,146 @@
+"""MedThink-Bench (npj Digital Medicine, 2025): grading the reasoning of answers against expert steps.
+
+All 500 questions, answered with a zero-shot chain-of-thought prompt. The rationale and
+the final answer are split by rules (:func:`split_rationale`); the rationale is kept in
+``generation.metadata["rationale"]`` and the final answer is the parsed answer. The
+scorers are the three step judges (role ``judge``) and, optionally, text-similarity
+baselines between the rationale and the expert steps joined into one text.
+Data card: ``docs/tasks/medthink_reasoning.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..models import ChatMessage, GenerateConfig, user
+from ..scorers._extract import strip_reasoning
+from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
+from ..scorers.text import bertscore_scorer, bleu_scorer, meteor_scorer, require_metrics, rouge_l
+from ..tasks import ParsedAnswer, Sample, SampleContext, Scorer, Task, WorkflowResult, task
+from ..workflows import PromptTemplate, templates
+from ._data import read_records, require
+
+DATA = "medthink_reasoning.jsonl.gz"
+
+ZERO_SHOT_COT = PromptTemplate(
+    "medthink/zero-shot-cot",
+    1,
+    "{question}\n\nLet's think step by step. Explain your reasoning, then end your reply with a final "
+    'line of the form "Final answer: <answer>".',
+    "Zero-shot chain of thought for MedThink-Bench: reasoning, then a final answer line.",
+)
+templates.register(ZERO_SHOT_COT.name)(ZERO_SHOT_COT)
+
+MAX_TOKENS = 1024
+"""Reply budget of the reasoning call."""
+
+_ANSWER_LINE = re.compile(
+    r"^[\s>#*_]*(?:(?:final\s+)?answer[\s*_]*[:：]|(?:the\s+)?(?:final\s+|correct\s+)?answer\s+is\b[\s*_]*:?)[\s*_]*(.*)$",
+    re.I | re.M,
+)
+
+
+def split_rationale(text: str) -> tuple[str, str | None]:
+    """``(rationale, final answer)`` of a reply; the answer is ``None`` without an answer line.
+
+    Thinking traces are removed first. The answer line is the last line starting with
+    ``Final answer:``, ``Answer:`` or ``The (final/correct) answer is`` (markdown emphasis
+    allowed; small models often ignore the requested form); the answer is the rest
+    of that line, or the next non-empty line when the rest is empty. The rationale is
+    the text before that line; without an answer line it is the whole reply.
+    """
+    cleaned = strip_reasoning(text).strip()
+    matches = list(_ANSWER_LINE.finditer(cleaned))
+    if not matches:
+        return cleaned, None
+    last = matches[-1]
+    answer = last.group(1).strip().strip("*_").strip()
+    if not answer:
+        following = [line.strip() for line in cleaned[last.end() :].splitlines() if line.strip()]
+        answer = following[0] if following else ""
+    return cleaned[: last.start()].strip(), answer or None
+
+
+def parse_final_answer(output: str, sample: Sample) -> ParsedAnswer:
+    """The final answer line of ``output`` (see :func:`split_rationale`); unparsed without one."""
+    _rationale, answer = split_rationale(output)
+    return ParsedAnswer(value=answer, method="answer-line") if answer else ParsedAnswer.unparsed("answer-line")
+
+
+class ZeroShotReasoning:
+    """One call with the ``medthink/zero-shot-cot`` prompt; the rationale goes to metadata."""
+
+    name = "zero-shot-cot"
+
+    def __init__(self, max_tokens: int = MAX_TOKENS) -> None:
+        self.generate_config = GenerateConfig(max_tokens=max_tokens)
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The one call's messages, for ``show-prompt``."""
+        return {self.name: [user(ZERO_SHOT_COT.render(question=sample.input))]}
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Ask for reasoning and a final answer; keep both parts."""
+        prompt = ZERO_SHOT_COT.render(question=sample.input)
+        # No config here: the task's generate_config (max_tokens) is the default that run settings override.
+        output = await ctx.generate(self.name, [user(prompt)])
+        rationale, answer = split_rationale(output.text)
+        return WorkflowResult(
+            output=output.text,
+            metadata={"rationale": rationale, "final_answer": answer, "prompt": ZERO_SHOT_COT.id},
+        )
+
+
+def load_medthink_reasoning() -> list[Sample]:
+    """All 500 MedThink-Bench questions, in upstream ``Index`` order, expert steps in metadata."""
+    samples = []
+    for line, record in enumerate(read_records(DATA), start=1):
+        require(record, ("index", "qa_type", "question", "answer", "scoring_points"), DATA, line)
+        samples.append(
+            Sample(
+                id=str(record["index"]),
+                input=record["question"],
+                target=record["answer"],
+                metadata={"qa_type": record["qa_type"], "scoring_points": list(record["scoring_points"])},
+            )
+        )
+    return samples
+
+
+@task("medthink/reasoning")
+def medthink_reasoning(judges: bool = True, text_metrics: bool = True, max_tokens: int = MAX_TOKENS) -> Task:
+    """MedThink-Bench rationales graded against the expert reasoning steps.
+
+    Args:
+        judges: Include the three judges (``judge/steps-with-reference``,
+            ``judge/steps-with-reference-single``, ``judge/steps-without-reference``); they
+            call the model in role ``judge``.
+        text_metrics: Include ROUGE-L, BLEU, METEOR and BERTScore (all-MiniLM-L6-v2) of the
+            rationale against the joined expert steps (needs the ``metrics`` extra).
+        max_tokens: Reply budget of the reasoning call.
+    """
+    scorers: list[Scorer] = []
+    if text_metrics:
+        require_metrics()
+    if judges:
+        scorers += [StepsWithReference(), StepsWithReferenceSingle(), StepsWithoutReference()]
+    if text_metrics:
+        source: dict[str, Any] = {"prediction": "metadata:rationale", "reference": "metadata:scoring_points"}
+        scorers += [rouge_l(**source), bleu_scorer(**source), meteor_scorer(**source), bertscore_scorer(**source)]
+    workflow = ZeroShotReasoning(max_tokens)
+    return Task(
+        name="medthink/reasoning",
+        dataset=load_medthink_reasoning(),
+        workflow=workflow,
+        scorers=scorers,
+        parser=parse_final_answer,
+        version=f"1-{ZERO_SHOT_COT.id}",
+        generate_config=workflow.generate_config,
+        roles=("judge",) if judges else (),
+        metadata={
+            "source": "plusnli/MedThink-Bench@d5cd589850d381bead2cbc92e32bb6f597e45399",
+            "licence": "none stated upstream",
+            "card": "docs/tasks/medthink_reasoning.md",
+        },
+    )

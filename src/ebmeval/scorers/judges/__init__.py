@@ -1,0 +1,46 @@
+"""Judges that grade a rationale's reasoning steps with a model (role ``judge``).
+
+Importing this package registers ``judge/steps-with-reference``,
+``judge/steps-with-reference-single`` and ``judge/steps-without-reference``; each can be
+applied to a stored run with ``ebmeval rescore RUN --scorer NAME``.
+"""
+
+from ._parse import parse_counts, parse_verdict, parse_verdicts
+from ._steps import (
+    LIST_MAX_TOKENS,
+    STEP_MAX_TOKENS,
+    Attempt,
+    StepsWithoutReference,
+    StepsWithReference,
+    StepsWithReferenceSingle,
+    ask,
+    expert_steps,
+    numbered,
+    rationale_of,
+    steps_with_reference,
+    steps_with_reference_single,
+    steps_without_reference,
+)
+from ._templates import PROMPT_VARIANTS, STEP_PROMPTS, judge_templates
+
+__all__ = [
+    "LIST_MAX_TOKENS",
+    "PROMPT_VARIANTS",
+    "STEP_MAX_TOKENS",
+    "STEP_PROMPTS",
+    "Attempt",
+    "StepsWithReference",
+    "StepsWithReferenceSingle",
+    "StepsWithoutReference",
+    "ask",
+    "expert_steps",
+    "judge_templates",
+    "numbered",
+    "parse_counts",
+    "parse_verdict",
+    "parse_verdicts",
+    "rationale_of",
+    "steps_with_reference",
+    "steps_with_reference_single",
+    "steps_without_reference",
+]

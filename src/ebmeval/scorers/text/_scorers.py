@@ -1,0 +1,141 @@
+"""Registered scorers comparing a generation's text with a reference text of its sample.
+
+By default the prediction is the generation output and the reference the sample
+target. ``prediction="metadata:KEY"`` reads ``generation.metadata[KEY]`` instead (e.g.
+the rationale a reasoning task extracted) and ``reference="metadata:KEY"`` reads
+``sample.metadata[KEY]`` (a list of texts, such as expert reasoning steps, is joined
+with single spaces). An empty prediction gives ``None`` (counted, not averaged).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from ..._util.errors import ConfigError, DataError
+from ...tasks import Generation, Sample, SampleContext, Score, scorer
+from ._metrics import BERTSCORE_ENCODER, BERTSCORE_LAYER, bertscore, bleu, meteor, rouge
+
+METADATA = "metadata:"
+
+
+def _check_source(field: str, value: str, default: str) -> None:
+    if value != default and not (value.startswith(METADATA) and len(value) > len(METADATA)):
+        raise ConfigError(field, f"must be '{default}' or 'metadata:<key>', not {value!r}")
+
+
+def _text(value: object, where: str, key: str) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return " ".join(v.strip() for v in value)
+    raise DataError(where, "expected a text or a list of texts", field=key, value=value)
+
+
+class TextSimilarity:
+    """A text-similarity scorer over one metric function.
+
+    Args:
+        name: Scorer name, e.g. ``text/rouge-l``.
+        keys: The names of the values ``compute`` returns.
+        compute: Maps (prediction, reference) to the named values of the score.
+        prediction: ``output`` or ``metadata:<key>`` of the generation.
+        reference: ``target`` or ``metadata:<key>`` of the sample.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        keys: tuple[str, ...],
+        compute: Callable[[str, str], dict[str, float]],
+        *,
+        prediction: str = "output",
+        reference: str = "target",
+    ) -> None:
+        _check_source("prediction", prediction, "output")
+        _check_source("reference", reference, "target")
+        self.name = name
+        self.keys = keys
+        self.compute = compute
+        self.prediction = prediction
+        self.reference = reference
+
+    def texts(self, sample: Sample, generation: Generation) -> tuple[str, str]:
+        """The (prediction, reference) pair to compare."""
+        if self.prediction == "output":
+            predicted = generation.output
+        else:
+            key = self.prediction.removeprefix(METADATA)
+            predicted = _text(generation.metadata.get(key, ""), f"generation of sample {sample.id}", key)
+        if self.reference == "target":
+            return predicted, _text(sample.target, f"sample {sample.id}", "target")
+        key = self.reference.removeprefix(METADATA)
+        if key not in sample.metadata:
+            raise DataError(f"sample {sample.id}", "missing reference text", field=f"metadata.{key}")
+        return predicted, _text(sample.metadata[key], f"sample {sample.id}", f"metadata.{key}")
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Compare the prediction with the reference; ``None`` values for an empty prediction."""
+        predicted, reference = self.texts(sample, generation)
+        if not predicted.strip():
+            return Score(values=dict.fromkeys(self.keys, None), explanation="empty prediction")
+        # The metrics are CPU-bound (BERTScore runs an encoder); keep the event loop free.
+        values = await asyncio.to_thread(self.compute, predicted, reference)
+        return Score(values=dict(values), metadata={"prediction": self.prediction, "reference": self.reference})
+
+
+@scorer("text/rouge-l")
+def rouge_l(prediction: str = "output", reference: str = "target") -> TextSimilarity:
+    """ROUGE-L F-measure (:func:`rouge`) of the prediction against the reference, value ``rougeL``."""
+    return TextSimilarity(
+        "text/rouge-l",
+        ("rougeL",),
+        lambda p, r: {"rougeL": rouge([p], [r], ("rougeL",))[0]["rougeL"]},
+        prediction=prediction,
+        reference=reference,
+    )
+
+
+@scorer("text/bleu")
+def bleu_scorer(prediction: str = "output", reference: str = "target") -> TextSimilarity:
+    """Sentence BLEU on a 0–1 scale (:func:`bleu`), value ``bleu``."""
+    return TextSimilarity(
+        "text/bleu", ("bleu",), lambda p, r: {"bleu": bleu([p], [r])[0]}, prediction=prediction, reference=reference
+    )
+
+
+@scorer("text/meteor")
+def meteor_scorer(
+    prediction: str = "output", reference: str = "target", wordnet_dir: str | None = None
+) -> TextSimilarity:
+    """METEOR (:func:`meteor`), value ``meteor``."""
+    return TextSimilarity(
+        "text/meteor",
+        ("meteor",),
+        lambda p, r: {"meteor": meteor([p], [r], wordnet_dir=wordnet_dir)[0]},
+        prediction=prediction,
+        reference=reference,
+    )
+
+
+@scorer("text/bertscore")
+def bertscore_scorer(
+    prediction: str = "output",
+    reference: str = "target",
+    model_path: str | None = None,
+    num_layers: int = BERTSCORE_LAYER,
+) -> TextSimilarity:
+    """BERTScore (:func:`bertscore`), values ``precision@E``, ``recall@E``, ``f1@E`` for encoder label E.
+
+    E names the encoder and layer (``all-MiniLM-L6-v2-L5`` by default), so the values are
+    never mistaken for the published roberta-large BERTScore.
+    """
+    encoder = f"{BERTSCORE_ENCODER if model_path is None else Path(model_path).name}-L{num_layers}"
+    keys = (f"precision@{encoder}", f"recall@{encoder}", f"f1@{encoder}")
+
+    def compute(p: str, r: str) -> dict[str, float]:
+        result = bertscore([p], [r], model_path=model_path, num_layers=num_layers)
+        return dict(zip(keys, (result.precision[0], result.recall[0], result.f1[0]), strict=True))
+
+    return TextSimilarity("text/bertscore", keys, compute, prediction=prediction, reference=reference)
