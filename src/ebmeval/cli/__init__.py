@@ -15,7 +15,8 @@ def main() -> None:
     from ._display import console
 
     try:
-        app(standalone_mode=False)
+        # without standalone mode click returns an Exit's code instead of exiting
+        code = app(standalone_mode=False)
     except UsageError as exc:
         console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
         sys.exit(2)
@@ -35,6 +36,8 @@ def main() -> None:
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 __all__ = ["main"]

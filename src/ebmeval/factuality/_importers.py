@@ -16,7 +16,6 @@ Files:
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.errors import DataError
+from ..tasks import read_jsonl
 from ._schema import (
     BINARY_CATEGORIES,
     LABEL_CATEGORIES,
@@ -62,32 +62,25 @@ def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict
         raise DataError(path, f"cannot read: {exc.strerror}") from None
     with handle:
         reader = csv.DictReader(handle)
-        columns = reader.fieldnames or []
-        for name in required:
-            if name not in columns:
-                raise DataError(path, f"missing column (columns: {', '.join(columns)})", line=1, field=name)
-        for row in reader:
-            if None in row:
-                raise DataError(path, "more cells than header columns", line=reader.line_num)
-            yield reader.line_num, row
+        try:
+            columns = reader.fieldnames or []
+            for name in required:
+                if name not in columns:
+                    raise DataError(path, f"missing column (columns: {', '.join(columns)})", line=1, field=name)
+            for row in reader:
+                if None in row:
+                    raise DataError(path, "more cells than header columns", line=reader.line_num)
+                if None in row.values():
+                    raise DataError(path, "fewer cells than header columns", line=reader.line_num)
+                yield reader.line_num, row
+        except UnicodeDecodeError as exc:
+            raise DataError(path, f"not UTF-8 text ({exc.reason})", line=reader.line_num + 1) from None
+        except csv.Error as exc:
+            raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror}") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(path, "expected a JSON object", line=number)
-            yield number, record
+    return read_jsonl(path)
 
 
 def _text(record: dict[str, Any], key: str, path: Path, line: int, *, optional: bool = False) -> str | None:

@@ -68,6 +68,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError("config", f"cannot read {source}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        bad_line = source.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError("config", f"not UTF-8 text ({exc.reason})", source=f"{source}:{bad_line}") from exc
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text)
