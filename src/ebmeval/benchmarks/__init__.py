@@ -1,6 +1,16 @@
 """Built-in tasks; importing this package registers them."""
 
-from . import caremedeval, factuality, mcq_file, medthink, medthink_reasoning, mirage, pubmedqa, relation_mcq
+from . import (
+    caremedeval,
+    factuality,
+    mcq_file,
+    medthink,
+    medthink_reasoning,
+    mirage,
+    pubmedqa,
+    relation_mcq,
+    synthesis,
+)
 
 __all__ = [
     "caremedeval",
@@ -11,4 +21,5 @@ __all__ = [
     "mirage",
     "pubmedqa",
     "relation_mcq",
+    "synthesis",
 ]

@@ -1,0 +1,232 @@
+"""Meta-analysis conclusion synthesis (the MedMeta study design) over M3, MS² and MedMeta reviews.
+
+Data card: ``docs/tasks/synthesis.md``; guide: ``docs/synthesis.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Literal
+
+from .._util.errors import ConfigError, UnknownNameError
+from .._util.hashing import stable_hash
+from ..models import GenerateConfig
+from ..synthesis import (
+    EVIDENCE_WORKFLOWS,
+    WORKFLOWS,
+    Feasibility,
+    FeasibilityScore,
+    GoldenRAG,
+    NegatedRAG,
+    OverflowPolicy,
+    ParametricCoT,
+    ParametricZeroShot,
+    RetrievalRecall,
+    RubricJudge,
+    RubricPanel,
+    StandardRAG,
+    SynthesisItem,
+    WorkflowName,
+    load_jsonl,
+    prompt_versions,
+    read_feasibility,
+    to_sample,
+)
+from ..tasks import Document, Sample, Scorer, Task, Workflow, task
+from ._data import read_records
+
+Source = Literal["m3", "ms2", "medmeta", "file"]
+FILES = {"m3": "synthesis_m3.jsonl.gz", "ms2": "synthesis_ms2.jsonl.gz", "medmeta": "synthesis_medmeta.jsonl.gz"}
+NOISE = "synthesis_noise.jsonl.gz"
+DATA_VERSION = "1"
+_JUDGE_ROLE = re.compile(r"^judge\d*$")
+
+
+@cache
+def _shipped(source: str) -> tuple[Sample, ...]:
+    name = FILES[source]
+    return tuple(to_sample(SynthesisItem.model_validate(record)) for record in read_records(name))
+
+
+@cache
+def noise_pool() -> tuple[Document, ...]:
+    """Retrieval distractors: every shipped study (all sources) plus the MS² general references."""
+    pool = {d.id: d for source in ("m3", "ms2") for sample in _shipped(source) for d in sample.documents}
+    for record in read_records(NOISE):
+        pool.setdefault(record["id"], Document(id=record["id"], text=record["text"], title=record.get("title")))
+    return tuple(pool[k] for k in sorted(pool))
+
+
+def load_synthesis(source: Source = "m3", path: str | None = None) -> list[Sample]:
+    """The samples of a shipped source, or of a JSONL file of the item schema (``source="file"``)."""
+    if source == "file":
+        if path is None:
+            raise ConfigError("path", "source 'file' needs the path of a JSONL file of synthesis items")
+        return [to_sample(item) for item in load_jsonl(path)]
+    if source not in FILES:
+        raise ConfigError("source", f"must be one of m3, ms2, medmeta, file; not {source!r}")
+    if path is not None:
+        raise ConfigError("path", "only source 'file' reads a path")
+    return list(_shipped(source))
+
+
+def _workflow(
+    name: str,
+    samples: list[Sample],
+    *,
+    overflow: OverflowPolicy,
+    k: int,
+    n_distractors: int,
+    depth: int,
+    rerank_top_n: int,
+    n_questions: int,
+    max_iterations: int,
+    threshold: float,
+    feasibility_runs: int,
+    negation_store: str | None,
+) -> Workflow:
+    if name == "parametric-zero-shot":
+        return ParametricZeroShot()
+    if name == "parametric-cot":
+        return ParametricCoT(max_iterations=max_iterations, threshold=threshold, n_questions=n_questions)
+    if name == "golden-rag":
+        return GoldenRAG(overflow=overflow)
+    if name == "negated-rag":
+        return NegatedRAG(negation_store, overflow=overflow)
+    if name == "feasibility":
+        return Feasibility(runs=feasibility_runs, overflow=overflow)
+    pool = list(noise_pool()) + [d for s in samples for d in s.documents]
+    return StandardRAG(
+        list({d.id: d for d in pool}.values()),
+        k=k,
+        n_distractors=n_distractors,
+        depth=depth,
+        rerank_top_n=rerank_top_n,
+        n_questions=n_questions,
+        overflow=overflow,
+    )
+
+
+@task("synthesis")
+def synthesis(
+    source: Source = "m3",
+    workflow: WorkflowName = "golden-rag",
+    path: str | None = None,
+    items: list[str] | None = None,
+    overflow: OverflowPolicy = "truncate",
+    k: int = 5,
+    n_distractors: int = 50,
+    depth: int = 20,
+    rerank_top_n: int = 10,
+    n_questions: int = 3,
+    max_iterations: int = 3,
+    threshold: float = 4.0,
+    feasibility_runs: int = 3,
+    feasibility_ratings: str | None = None,
+    min_feasibility: float | None = None,
+    negation_store: str | None = None,
+    panel: list[str] | None = None,
+    text_metrics: bool = True,
+) -> Task:
+    """Write the conclusion of a systematic review; graded against the authors' conclusion.
+
+    Scorers: ``judge/rubric-0-5`` (role ``judge``), ``judge/rubric-panel`` when ``panel`` names
+    judges, ``text/rouge-l`` and ``text/bertscore`` with ``text_metrics``,
+    ``synthesis/retrieval-recall`` for ``standard-rag``; the ``feasibility`` workflow is scored
+    by ``synthesis/feasibility`` only.
+
+    Args:
+        source: ``m3`` (229 reviews), ``ms2`` (1 review, 20 studies), ``medmeta`` (20 reviews,
+            no joined abstracts: parametric workflows only) or ``file`` (``path``).
+        workflow: one of the six workflows (see :mod:`ebmeval.synthesis`).
+        path: JSONL file of synthesis items, for ``source="file"``.
+        items: keep only these item ids, in this order.
+        overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
+            exceeds the context window; recorded in the generation's metadata.
+        k: documents kept after reranking (``standard-rag``).
+        n_distractors: noise documents mixed with the gold studies (``standard-rag``).
+        depth: candidates per query before fusion and reranking (``standard-rag``).
+        rerank_top_n: candidates the LLM reranker judges; 0 keeps the fused top k.
+        n_questions: sub-questions planned per round (``parametric-cot``, ``standard-rag``).
+        max_iterations: drafts at most (``parametric-cot``).
+        threshold: evaluator score (0-5) that ends the loop (``parametric-cot``).
+        feasibility_runs: ratings averaged, with distinct seeds (``feasibility``).
+        feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
+        min_feasibility: keep only items rated at least this in ``feasibility_ratings``.
+        negation_store: SQLite file of negations (default: next to the response cache).
+        panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` … or model specs.
+        text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
+    """
+    if workflow not in WORKFLOWS:
+        raise ConfigError("workflow", f"must be one of {', '.join(WORKFLOWS)}; not {workflow!r}")
+    if overflow not in ("truncate", "map-reduce"):
+        raise ConfigError("overflow", f"must be truncate or map-reduce, not {overflow!r}")
+    samples = load_synthesis(source, path)
+    if items is not None:
+        by_id = {s.id: s for s in samples}
+        unknown = [i for i in items if i not in by_id]
+        if unknown:
+            raise UnknownNameError(f"{source} synthesis item", unknown[0], by_id)
+        samples = [by_id[i] for i in items]
+    if min_feasibility is not None:
+        if feasibility_ratings is None:
+            raise ConfigError("min_feasibility", "needs feasibility_ratings (a file written by export_feasibility)")
+        ratings = read_feasibility(feasibility_ratings)
+        samples = [s for s in samples if (ratings.get(s.id) or 0.0) >= min_feasibility]
+    if workflow in EVIDENCE_WORKFLOWS:
+        empty = [s.id for s in samples if not s.documents]
+        if empty:
+            raise ConfigError(
+                "workflow",
+                f"'{workflow}' needs study abstracts, which {len(empty)} items of '{source}' lack "
+                f"(e.g. {empty[0]}); use a parametric workflow or another source",
+            )
+    chosen = _workflow(
+        workflow,
+        samples,
+        overflow=overflow,
+        k=k,
+        n_distractors=n_distractors,
+        depth=depth,
+        rerank_top_n=rerank_top_n,
+        n_questions=n_questions,
+        max_iterations=max_iterations,
+        threshold=threshold,
+        feasibility_runs=feasibility_runs,
+        negation_store=negation_store,
+    )
+    roles: list[str] = []
+    scorers: list[Scorer] = []
+    if workflow == "feasibility":
+        scorers.append(FeasibilityScore())
+    else:
+        roles.append("judge")
+        scorers.append(RubricJudge("judge"))
+        if panel:
+            scorers.append(RubricPanel(panel))
+            roles += [j for j in panel if _JUDGE_ROLE.match(j) and j not in roles]
+        if text_metrics:
+            scorers += _text_scorers()
+        if workflow == "standard-rag":
+            scorers.append(RetrievalRecall())
+    if workflow == "parametric-cot":
+        roles.append("evaluator")
+    if workflow == "negated-rag":
+        roles.append("negator")
+    return Task(
+        name="synthesis",
+        dataset=samples,
+        workflow=chosen,
+        scorers=scorers,
+        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(), 8)}",
+        generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
+        roles=roles,
+        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions()},
+    )
+
+
+def _text_scorers() -> list[Scorer]:
+    from ..scorers.text import bertscore_scorer, rouge_l
+
+    return [rouge_l(), bertscore_scorer()]

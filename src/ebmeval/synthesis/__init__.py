@@ -1,0 +1,126 @@
+"""Meta-analysis conclusion synthesis: items, workflows, negated evidence, rubric judges and tables.
+
+Typical use::
+
+    from ebmeval.runner import RunConfig, run
+
+    run(RunConfig(task="synthesis", task_args={"source": "m3", "workflow": "golden-rag"}))
+
+The workflows are ``parametric-zero-shot``, ``parametric-cot``, ``standard-rag``,
+``golden-rag``, ``negated-rag`` and ``feasibility`` (see :mod:`ebmeval.synthesis._workflows`);
+their prompts are registered as ``synthesis/*`` templates. Guide: ``docs/synthesis.md``.
+"""
+
+from ._evidence import (
+    OverflowPolicy,
+    fit_evidence,
+    format_evidence,
+    parse_questions,
+    parse_score,
+    truncate_evenly,
+    water_fill,
+)
+from ._items import (
+    JoinReport,
+    Study,
+    SynthesisItem,
+    load_jsonl,
+    load_m3,
+    load_medmeta,
+    load_ms2,
+    to_sample,
+    write_jsonl,
+)
+from ._judge import (
+    CRITERIA,
+    FeasibilityScore,
+    PanelAgreement,
+    RetrievalRecall,
+    RubricGrade,
+    RubricJudge,
+    RubricPanel,
+    panel_agreement,
+    rubric_grade,
+)
+from ._negation import (
+    Negation,
+    NegationStore,
+    default_negation_path,
+    export_negations,
+    negate_documents,
+    read_negations,
+)
+from ._prompts import prompt_versions
+from ._tables import (
+    METRICS,
+    Contrast,
+    TableRow,
+    export_feasibility,
+    read_feasibility,
+    synthesis_contrasts,
+    synthesis_table,
+)
+from ._workflows import (
+    EVIDENCE_WORKFLOWS,
+    WORKFLOWS,
+    Feasibility,
+    GoldenRAG,
+    NegatedRAG,
+    ParametricCoT,
+    ParametricZeroShot,
+    StandardRAG,
+    WorkflowName,
+    synthesise,
+)
+
+__all__ = [
+    "CRITERIA",
+    "Contrast",
+    "EVIDENCE_WORKFLOWS",
+    "Feasibility",
+    "FeasibilityScore",
+    "GoldenRAG",
+    "JoinReport",
+    "METRICS",
+    "Negation",
+    "NegatedRAG",
+    "NegationStore",
+    "OverflowPolicy",
+    "PanelAgreement",
+    "ParametricCoT",
+    "ParametricZeroShot",
+    "RetrievalRecall",
+    "RubricGrade",
+    "RubricJudge",
+    "RubricPanel",
+    "StandardRAG",
+    "Study",
+    "SynthesisItem",
+    "TableRow",
+    "WORKFLOWS",
+    "WorkflowName",
+    "default_negation_path",
+    "export_feasibility",
+    "export_negations",
+    "fit_evidence",
+    "format_evidence",
+    "load_jsonl",
+    "load_m3",
+    "load_medmeta",
+    "load_ms2",
+    "negate_documents",
+    "panel_agreement",
+    "parse_questions",
+    "parse_score",
+    "prompt_versions",
+    "read_feasibility",
+    "read_negations",
+    "rubric_grade",
+    "synthesis_contrasts",
+    "synthesis_table",
+    "synthesise",
+    "to_sample",
+    "truncate_evenly",
+    "water_fill",
+    "write_jsonl",
+]

@@ -1,0 +1,248 @@
+"""Grading synthesised conclusions: the 0–5 rubric judge, the judge panel, and helper scorers."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._util.errors import ConfigError
+from ..models import GenerateConfig, Model, assistant, get_model, user
+from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alpha
+from ..store import RunStore
+from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ._evidence import parse_field, parse_score
+from ._prompts import RUBRIC, RUBRIC_RETRY
+
+JUDGE_CONFIG = GenerateConfig(temperature=0.0)
+"""Judges are greedy so a grade is reproducible; the reply budget is the run's ``max_tokens``."""
+
+CRITERIA = ("Main findings", "Specifics", "Nuance", "Implications", "Safety")
+"""The rubric's criteria; ``Overall`` is the score."""
+
+
+@dataclass
+class RubricGrade:
+    """One judge's grade of one candidate conclusion."""
+
+    overall: float | None
+    """0–5 overall equivalence, ``None`` when unparseable after one retry."""
+    criteria: dict[str, float | None]
+    justification: str
+    raw: str
+    """The judge's reply (both replies when it was retried)."""
+    retried: bool
+    judge: str
+
+
+async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample, candidate: str) -> RubricGrade:
+    """Grade ``candidate`` against the sample's reference with the 0–5 rubric.
+
+    Step ``<step>`` asks for the rubric; when no ``Overall: N`` line parses, step
+    ``<step>/retry`` asks once more in the same conversation, and a second failure gives
+    ``overall=None`` with the raw replies kept.
+    """
+    prompt = RUBRIC.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
+    first = await ctx.generate(step, [user(prompt)], JUDGE_CONFIG, role=role)
+    overall = parse_score(first.text, "Overall")
+    raw, retried = first.text, False
+    if overall is None:
+        retried = True
+        second = await ctx.generate(
+            f"{step}/retry", [user(prompt), assistant(first.text), user(RUBRIC_RETRY.text)], JUDGE_CONFIG, role=role
+        )
+        overall = parse_score(second.text, "Overall")
+        raw = f"{first.text}\n---\n{second.text}"
+    return RubricGrade(
+        overall=overall,
+        criteria={c: parse_score(first.text, c) for c in CRITERIA},
+        justification=parse_field(first.text.split("Overall")[0], "Justification"),
+        raw=raw,
+        retried=retried,
+        judge=ctx.model(role).name,
+    )
+
+
+class RubricJudge:
+    """``judge/rubric-0-5``: one judge model grades semantic equivalence to the reference, 0–5.
+
+    Value ``rubric`` is the judge's overall score (``None`` when unparseable after one retry);
+    the per-criterion scores, justification and raw reply are in the score's metadata.
+    """
+
+    name = "judge/rubric-0-5"
+
+    def __init__(self, role: str = "judge") -> None:
+        self.role = role
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade the generation."""
+        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output)
+        return Score(
+            values={"rubric": grade.overall},
+            explanation=grade.justification or None,
+            metadata={
+                "judge": grade.judge,
+                "criteria": grade.criteria,
+                "raw": grade.raw,
+                "retried": grade.retried,
+                "prompt": RUBRIC.id,
+            },
+        )
+
+
+class RubricPanel:
+    """``judge/rubric-panel``: several judges grade with the rubric; their mean is the score.
+
+    ``judges`` are model roles of the task (``judge``, ``judge2`` …) or model specs
+    (``local:smollm2``), built once on first use. Values: ``rubric/<judge>`` per judge and
+    ``rubric_mean`` = (1/m) Σ_j s_j over the m judges whose score parsed. Agreement across
+    items is computed from the stored per-judge values by :func:`panel_agreement`.
+    """
+
+    name = "judge/rubric-panel"
+
+    def __init__(self, judges: Sequence[str] = ("judge", "judge2")) -> None:
+        if len(judges) < 2:
+            raise ConfigError("judges", f"a judge panel needs at least two judges, got {list(judges)}")
+        self.judges = list(judges)
+        self._built: dict[str, Model] = {}
+
+    def _role(self, ctx: SampleContext, judge: str) -> str:
+        if judge not in ctx.models:
+            if judge not in self._built:
+                self._built[judge] = get_model(judge)
+            ctx.models[judge] = self._built[judge]
+        return judge
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade the generation with every judge."""
+        grades = {}
+        for judge in self.judges:
+            grades[judge] = await rubric_grade(
+                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output
+            )
+        parsed = [g.overall for g in grades.values() if g.overall is not None]
+        values: dict[str, float | None] = {f"rubric/{j}": g.overall for j, g in grades.items()}
+        values["rubric_mean"] = statistics.fmean(parsed) if parsed else None
+        return Score(
+            values=values,
+            metadata={
+                "judges": {j: g.judge for j, g in grades.items()},
+                "criteria": {j: g.criteria for j, g in grades.items()},
+                "justifications": {j: g.justification for j, g in grades.items()},
+                "raw": {j: g.raw for j, g in grades.items()},
+                "prompt": RUBRIC.id,
+            },
+        )
+
+
+@dataclass
+class PanelAgreement:
+    """Inter-judge agreement of a panel over the items of one run."""
+
+    judges: list[str]
+    n_items: int
+    judge_means: dict[str, float]
+    alpha: Estimate | None
+    """Krippendorff's alpha, ordinal metric, over every item with at least two scores."""
+    icc: TestResult | None
+    """ICC(A,1) over the items every judge scored."""
+    notes: list[str]
+    """Why a statistic is missing, when it is."""
+
+
+def panel_agreement(store_path: str | Path, run_id: str, scorer_name: str = RubricPanel.name) -> PanelAgreement:
+    """Agreement of the panel judges from their stored per-judge scores.
+
+    Builds the (items × judges) table of ``rubric/<judge>`` values (NaN where unparsed) and
+    reports Krippendorff's alpha (ordinal) and, on complete rows, ICC(A,1) (two-way random,
+    absolute agreement, single rater) from :mod:`ebmeval.stats`.
+    """
+    store = RunStore(store_path)
+    try:
+        run = store.get_run(run_id)
+        rows = [score.values for _, _, _, score in store.scores(run.run_id, scorer_name)]
+    finally:
+        store.close()
+    judges = sorted({k.split("/", 1)[1] for row in rows for k in row if k.startswith("rubric/")})
+    table = np.array([[np.nan if r.get(f"rubric/{j}") is None else r[f"rubric/{j}"] for j in judges] for r in rows])
+    notes: list[str] = []
+    alpha: Estimate | None = None
+    result: TestResult | None = None
+    means: dict[str, float] = {}
+    if table.size:
+        for position, judge in enumerate(judges):
+            column = table[:, position]
+            if np.any(~np.isnan(column)):
+                means[judge] = float(np.nanmean(column))
+        try:
+            alpha = krippendorff_alpha(table, metric="ordinal")
+        except StatsInputError as exc:
+            notes.append(f"alpha: {exc}")
+        complete = table[~np.any(np.isnan(table), axis=1)]
+        try:
+            result = icc(complete, "A,1")
+        except StatsInputError as exc:
+            notes.append(f"icc: {exc}")
+    else:
+        notes.append(f"no '{scorer_name}' scores in run {run_id}")
+    return PanelAgreement(judges=judges, n_items=len(rows), judge_means=means, alpha=alpha, icc=result, notes=notes)
+
+
+class RetrievalRecall:
+    """``synthesis/retrieval-recall``: how many gold studies the retrieval put in the top k.
+
+    recall = |gold ∩ retrieved| / |gold|, precision = |gold ∩ retrieved| / |retrieved|;
+    ``None`` for a generation without retrieval.
+    """
+
+    name = "synthesis/retrieval-recall"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Count the gold documents among the retrieved ones."""
+        if generation.retrieved is None or not sample.documents:
+            return Score(values={"recall": None, "precision": None})
+        gold = {d.id for d in sample.documents}
+        found = sum(1 for r in generation.retrieved if r.document.id in gold)
+        precision = found / len(generation.retrieved) if generation.retrieved else None
+        return Score(values={"recall": found / len(gold), "precision": precision})
+
+
+class FeasibilityScore:
+    """``synthesis/feasibility``: the mean 0–5 rating the ``feasibility`` workflow recorded."""
+
+    name = "synthesis/feasibility"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Read ``metadata["feasibility"]``."""
+        value: Any = generation.metadata.get("feasibility")
+        return Score(values={"feasibility": None if value is None else float(value)})
+
+
+@scorer("judge/rubric-0-5")
+def rubric_judge(role: str = "judge") -> RubricJudge:
+    """The 0–5 rubric judge playing ``role``."""
+    return RubricJudge(role)
+
+
+@scorer("judge/rubric-panel")
+def rubric_panel(judges: Sequence[str] = ("judge", "judge2")) -> RubricPanel:
+    """A panel of rubric judges (roles or model specs)."""
+    return RubricPanel(judges)
+
+
+@scorer("synthesis/retrieval-recall")
+def retrieval_recall() -> RetrievalRecall:
+    """Recall and precision of the gold studies among the retrieved documents."""
+    return RetrievalRecall()
+
+
+@scorer("synthesis/feasibility")
+def feasibility_score() -> FeasibilityScore:
+    """The feasibility workflow's mean rating as a score."""
+    return FeasibilityScore()

@@ -1,0 +1,185 @@
+"""Negated evidence: abstracts whose findings a model has inverted, generated once and shared.
+
+Negations live in their own SQLite file, ``negations.sqlite`` next to the response cache
+(``$EBMEVAL_CACHE_DIR`` …), keyed by (sha256 of the abstract, negating model, prompt id).
+Not in the run store, because a run store keys everything by run: a negation made while
+evaluating one model must be reused unchanged when another model is evaluated on the same
+negated evidence, in any run or store, so that models are compared on identical inputs. Not
+only in the response cache, because that cache is keyed by the full request and cannot be
+listed or exported by abstract. Each use is also recorded as a ``negation/<id>`` step of the
+sample, so ``ebmeval show`` displays the text the model saw.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .._util.hashing import stable_hash
+from ..models import GenerateConfig
+from ..models._cache import default_cache_dir
+from ..tasks import Document, SampleContext
+from ._prompts import NEGATE
+
+NEGATION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
+"""Negations are greedy, so one (abstract, model, prompt) has one negation."""
+
+
+class Negation(BaseModel):
+    """One abstract with its findings inverted."""
+
+    abstract_hash: str
+    """sha256 of the original abstract text."""
+    negator: str
+    """Name of the negating model."""
+    negator_key: str
+    """Hash of the negating model's identity (name, file hash …)."""
+    prompt: str
+    """Id of the negation prompt (``synthesis/negate@v1``)."""
+    document_id: str
+    """Id of the document the abstract came from when it was first negated."""
+    abstract: str
+    negated: str
+    created_at: str
+
+
+def default_negation_path() -> Path:
+    """``negations.sqlite`` in the response-cache folder."""
+    return default_cache_dir() / "negations.sqlite"
+
+
+class NegationStore:
+    """Negations by (abstract, negating model, prompt), in a SQLite file shared by every run."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_negation_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS negations ("
+            " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
+            " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
+            " created_at TEXT NOT NULL, PRIMARY KEY (abstract_hash, negator_key, prompt))"
+        )
+
+    def get(self, abstract: str, negator_key: str, prompt: str) -> Negation | None:
+        """The stored negation of ``abstract`` by that model and prompt."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {_COLUMNS} FROM negations WHERE abstract_hash = ? AND negator_key = ? AND prompt = ?",
+                (stable_hash(abstract), negator_key, prompt),
+            ).fetchone()
+        return _negation(row) if row else None
+
+    def put(self, negation: Negation) -> None:
+        """Store ``negation`` (the first one stored for its key wins)."""
+        with self._lock:
+            self._db.execute(
+                f"INSERT OR IGNORE INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    negation.abstract_hash,
+                    negation.negator,
+                    negation.negator_key,
+                    negation.prompt,
+                    negation.document_id,
+                    negation.abstract,
+                    negation.negated,
+                    negation.created_at,
+                ),
+            )
+
+    def __iter__(self) -> Iterator[Negation]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {_COLUMNS} FROM negations ORDER BY rowid").fetchall()
+        return iter([_negation(r) for r in rows])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM negations").fetchone()[0])
+
+    def export(self, path: str | Path, *, negator: str | None = None) -> int:
+        """Write every negation (of one negating model, if named) as JSONL; returns how many."""
+        count = 0
+        with open(path, "w", encoding="utf-8") as handle:
+            for negation in self:
+                if negator is None or negation.negator == negator:
+                    handle.write(negation.model_dump_json() + "\n")
+                    count += 1
+        return count
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()
+
+
+_COLUMNS = "abstract_hash, negator, negator_key, prompt, document_id, abstract, negated, created_at"
+
+
+def _negation(row: Sequence[str]) -> Negation:
+    return Negation(**dict(zip([c.strip() for c in _COLUMNS.split(",")], row, strict=True)))
+
+
+def export_negations(path: str | Path, *, store: str | Path | None = None, negator: str | None = None) -> int:
+    """Export the negation store (default: :func:`default_negation_path`) to JSONL at ``path``."""
+    negations = NegationStore(store)
+    try:
+        return negations.export(path, negator=negator)
+    finally:
+        negations.close()
+
+
+async def negate_documents(
+    ctx: SampleContext, documents: Sequence[Document], store: NegationStore, *, role: str = "negator"
+) -> tuple[list[Document], list[dict[str, object]]]:
+    """``documents`` with their findings inverted by the model playing ``role``.
+
+    A negation already in ``store`` (same abstract, model and prompt) is reused without a
+    model call; otherwise it is generated under step ``negate/<id>`` and stored. Every
+    document's negation is recorded as step ``negation/<id>``. Returns the negated documents
+    and one record per document (``id``, ``cached``, ``negator``, ``prompt``).
+    """
+    model = ctx.model(role)
+    negator_key = stable_hash(model.api.describe(), 16)
+    negated, records = [], []
+    for document in documents:
+        found = store.get(document.text, negator_key, NEGATE.id)
+        cached = found is not None
+        if found is None:
+            output = await ctx.generate(
+                f"negate/{document.id}", NEGATE.render(abstract=document.text), NEGATION_CONFIG, role=role
+            )
+            found = Negation(
+                abstract_hash=stable_hash(document.text),
+                negator=model.name,
+                negator_key=negator_key,
+                prompt=NEGATE.id,
+                document_id=document.id,
+                abstract=document.text,
+                negated=output.text.strip(),
+                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            )
+            store.put(found)
+            # a concurrent sample may have stored the same abstract first: use the stored text
+            found = store.get(document.text, negator_key, NEGATE.id) or found
+        seen = ctx.record(
+            f"negation/{document.id}",
+            {"negated": found.negated, "negator": found.negator, "prompt": found.prompt, "cached": cached},
+        )
+        negated.append(document.model_copy(update={"text": str(seen["negated"])}))
+        records.append({"id": document.id, "cached": cached, "negator": found.negator, "prompt": found.prompt})
+    return negated, records
+
+
+def read_negations(path: str | Path) -> list[Negation]:
+    """Negations from a JSONL export (to import into another store with :meth:`NegationStore.put`)."""
+    with open(path, encoding="utf-8") as handle:
+        return [Negation.model_validate(json.loads(line)) for line in handle if line.strip()]

@@ -1,0 +1,192 @@
+"""Model × workflow tables over stored synthesis runs, with CIs and paired contrasts."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._util.errors import DataError
+from ..stats import StatsInputError, bootstrap_ci, cohens_d, paired_ttest
+from ..store import RunStore
+
+METRICS: dict[str, tuple[str, str]] = {
+    "rubric": ("judge/rubric-0-5", "rubric"),
+    "panel": ("judge/rubric-panel", "rubric_mean"),
+    "rouge": ("text/rouge-l", "rougeL"),
+    "bertscore": ("text/bertscore", "f1@"),
+    "recall": ("synthesis/retrieval-recall", "recall"),
+    "feasibility": ("synthesis/feasibility", "feasibility"),
+}
+"""Column name → (scorer, value) read from the store; a value ending in ``@`` matches the first key
+with that prefix (BERTScore keys name their encoder, e.g. ``f1@all-MiniLM-L6-v2-L5``)."""
+
+
+@dataclass
+class TableRow:
+    """One run: its model and workflow, and the mean of each metric with a 95% bootstrap CI."""
+
+    run_id: str
+    model: str
+    workflow: str
+    source: str
+    n: int
+    """Samples with a generation."""
+    means: dict[str, float | None]
+    cis: dict[str, tuple[float, float] | None]
+    missing: dict[str, int]
+    """Per metric, samples whose value is ``None`` or absent."""
+
+
+@dataclass
+class Contrast:
+    """Paired comparison of two runs that differ only in workflow or only in model."""
+
+    factor: str
+    """``workflow`` or ``model``."""
+    a: str
+    """Label (workflow or model) of the first run."""
+    b: str
+    metric: str
+    n: int
+    """Samples scored in both runs."""
+    mean_diff: float | None
+    t: float | None
+    pvalue: float | None
+    cohens_d: float | None
+    """d_z = mean(a − b) / SD(a − b)."""
+    note: str = ""
+
+
+def _per_sample(store: RunStore, run_id: str, scorer: str, value: str) -> dict[str, float | None]:
+    """Sample id → the metric averaged over epochs (``None`` if no epoch has it)."""
+    collected: dict[str, list[float]] = {}
+    for sample_id, _, _, score in store.scores(run_id, scorer):
+        key = next((k for k in score.values if k.startswith(value)), value) if value.endswith("@") else value
+        found = score.values.get(key)
+        collected.setdefault(sample_id, [])
+        if found is not None:
+            collected[sample_id].append(found)
+    return {k: statistics.fmean(v) if v else None for k, v in collected.items()}
+
+
+def _load(
+    store_path: str | Path, run_ids: Sequence[str], metrics: Sequence[str]
+) -> list[tuple[TableRow, dict[str, dict[str, float | None]]]]:
+    store = RunStore(store_path)
+    loaded = []
+    try:
+        for run_id in run_ids:
+            run = store.get_run(run_id)
+            args = run.config.get("task_args", {})
+            n, _ = store.count_generations(run.run_id)
+            values = {m: _per_sample(store, run.run_id, *METRICS[m]) for m in metrics}
+            means: dict[str, float | None] = {}
+            cis: dict[str, tuple[float, float] | None] = {}
+            missing: dict[str, int] = {}
+            for metric, per_sample in values.items():
+                present = [v for v in per_sample.values() if v is not None]
+                missing[metric] = n - len(present)
+                means[metric] = statistics.fmean(present) if present else None
+                cis[metric] = bootstrap_ci(present, seed=0).ci if len(present) >= 2 else None
+            row = TableRow(
+                run_id=run.run_id,
+                model=run.model,
+                workflow=str(args.get("workflow", "")),
+                source=str(args.get("source", "")),
+                n=n,
+                means=means,
+                cis=cis,
+                missing=missing,
+            )
+            loaded.append((row, values))
+    finally:
+        store.close()
+    return loaded
+
+
+def synthesis_table(
+    store_path: str | Path,
+    run_ids: Sequence[str],
+    metrics: Sequence[str] = ("rubric", "panel", "rouge", "bertscore", "recall"),
+) -> list[TableRow]:
+    """One row per run: mean of each metric over samples with a 95% percentile-bootstrap CI.
+
+    mean = (1/n) Σ_i x_i over the samples whose value is not ``None``; the CI is
+    :func:`ebmeval.stats.bootstrap_ci` (10,000 resamples, seed 0), ``None`` below 2 values.
+    A metric whose scorer did not score the run has mean ``None``.
+    """
+    return [row for row, _ in _load(store_path, run_ids, metrics)]
+
+
+def synthesis_contrasts(store_path: str | Path, run_ids: Sequence[str], metric: str = "rubric") -> list[Contrast]:
+    """Paired t-test and Cohen's d_z for every pair of runs on one source that differ in one factor.
+
+    Pairs are matched by sample id over the samples both runs scored; with d_i = a_i − b_i,
+    t = mean(d) / (SD(d)/√n) (:func:`ebmeval.stats.paired_ttest`) and d_z = mean(d) / SD(d)
+    (:func:`ebmeval.stats.cohens_d`). Fewer than 2 pairs or zero variance leave t and d
+    ``None`` with a note.
+    """
+    loaded = _load(store_path, run_ids, [metric])
+    contrasts = []
+    for (row_a, va), (row_b, vb) in itertools.combinations(loaded, 2):
+        if row_a.source != row_b.source:
+            continue
+        if row_a.model == row_b.model and row_a.workflow != row_b.workflow:
+            factor, a, b = "workflow", row_a.workflow, row_b.workflow
+        elif row_a.workflow == row_b.workflow and row_a.model != row_b.model:
+            factor, a, b = "model", row_a.model, row_b.model
+        else:
+            continue
+        pairs: list[tuple[float, float]] = []
+        for sample_id in sorted(va[metric]):
+            x, y = va[metric][sample_id], vb[metric].get(sample_id)
+            if x is not None and y is not None:
+                pairs.append((x, y))
+        contrast = Contrast(factor, a, b, metric, len(pairs), None, None, None, None)
+        if pairs:
+            contrast.mean_diff = statistics.fmean(x - y for x, y in pairs)
+        try:
+            test = paired_ttest([x for x, _ in pairs], [y for _, y in pairs])
+            contrast.t, contrast.pvalue = test.statistic, test.pvalue
+            contrast.cohens_d = cohens_d([x for x, _ in pairs], [y for _, y in pairs]).value
+        except StatsInputError as exc:
+            contrast.note = str(exc)
+        contrasts.append(contrast)
+    return contrasts
+
+
+def export_feasibility(store_path: str | Path, run_id: str, path: str | Path) -> int:
+    """Write the feasibility ratings of a ``feasibility`` run as JSONL ``{"id", "feasibility"}``.
+
+    The file is what the ``synthesis`` task's ``feasibility_ratings`` option reads to filter
+    items by ``min_feasibility``. Items whose rating did not parse are written with ``null``.
+    """
+    store = RunStore(store_path)
+    try:
+        ratings = _per_sample(store, store.get_run(run_id).run_id, *METRICS["feasibility"])
+    finally:
+        store.close()
+    with open(path, "w", encoding="utf-8") as handle:
+        for sample_id, value in ratings.items():
+            handle.write(json.dumps({"id": sample_id, "feasibility": value}) + "\n")
+    return len(ratings)
+
+
+def read_feasibility(path: str | Path) -> dict[str, float | None]:
+    """Item id → feasibility from a file written by :func:`export_feasibility`."""
+    ratings: dict[str, float | None] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                value = record["feasibility"]
+                ratings[str(record["id"])] = None if value is None else float(value)
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                raise DataError(path, f'expected {{"id", "feasibility"}} ({exc})', line=number) from None
+    return ratings

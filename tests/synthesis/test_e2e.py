@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+from ebmeval._util.errors import ConfigError, ModelError, UnknownNameError
+from ebmeval.models import ChatMessage, GenerateConfig, Model
+from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.runner import RunConfig, run
+from ebmeval.store import RunStore
+from ebmeval.synthesis import export_feasibility, panel_agreement, synthesis_contrasts, synthesis_table
+from ebmeval.tasks import create_task
+
+from .helpers import reply_by_prompt
+
+Responder = Callable[[Sequence[ChatMessage], GenerateConfig], str]
+
+ITEMS = ["m3-26258610", "m3-26286384", "m3-20110127"]
+
+
+def models(api: ScriptedModel, **extra: ScriptedModel) -> dict[str, Model]:
+    model = Model(api)
+    found = {"model": model, "judge": model, "evaluator": model, "negator": model}
+    found.update({k: Model(v) for k, v in extra.items()})
+    return found
+
+
+def config(store: Path, workflow: str, **args: object) -> RunConfig:
+    return RunConfig(
+        task="synthesis",
+        task_args={"source": "m3", "workflow": workflow, "items": ITEMS, "text_metrics": False, **args},
+        store=str(store),
+        cache=False,
+    )
+
+
+def test_task_options_are_checked() -> None:
+    with pytest.raises(ConfigError, match="needs study abstracts"):
+        create_task("synthesis", source="medmeta", workflow="golden-rag")
+    with pytest.raises(UnknownNameError, match="m3-nope"):
+        create_task("synthesis", items=["m3-nope"])
+    with pytest.raises(ConfigError, match="feasibility_ratings"):
+        create_task("synthesis", min_feasibility=3)
+    task = create_task("synthesis", source="medmeta", workflow="parametric-cot", text_metrics=False)
+    assert len(task.dataset) == 20 and set(task.roles) == {"judge", "evaluator"}
+    negated = create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "judge2", "local:smollm2"])
+    assert set(negated.roles) == {"judge", "judge2", "negator"}
+    assert [s.name for s in negated.scorers] == [
+        "judge/rubric-0-5",
+        "judge/rubric-panel",
+        "text/rouge-l",
+        "text/bertscore",
+    ]
+
+
+def test_interrupted_cot_run_resumes_mid_workflow_without_repeating_calls(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    respond = reply_by_prompt(["Score: 1\nFeedback: vague", "Score: 5\nFeedback: ok"])
+    calls = {"n": 0}
+
+    def failing(messages: Sequence[ChatMessage], cfg: GenerateConfig) -> str:
+        calls["n"] += 1
+        if calls["n"] == 5:  # plan, 2 answers, draft, then the evaluator call fails
+            raise ModelError("connection lost")
+        return respond(messages, cfg)
+
+    first = run(config(store, "parametric-cot", items=ITEMS[:1]), models=models(ScriptedModel(failing)))
+    assert first.progress.errors == 1
+    reader = RunStore(store)
+    done = [step for step, _ in reader.steps(first.run.run_id, ITEMS[0])]
+    reader.close()
+    assert done == ["plan", "answer/1/1", "answer/1/2", "draft/1"]
+    second_api = ScriptedModel(reply_by_prompt(["Score: 5\nFeedback: ok"]))
+    second = run(config(store, "parametric-cot", items=ITEMS[:1]), models=models(second_api))
+    assert second.resumed and second.progress.errors == 0
+    sent = [messages[-1].content for messages, _ in second_api.requests]
+    assert "rate how complete" in sent[0]
+    assert not any("List at most" in p and "Draft conclusion" not in p for p in sent)
+    assert len(sent) == 2  # evaluate/1 for the workflow, then the rubric judge
+    reader = RunStore(store)
+    _, generation = reader.get_generation(second.run.run_id, ITEMS[0]) or (None, None)
+    reader.close()
+    assert generation is not None and generation.metadata["stopped_by"] == "threshold"
+
+
+def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    run_ids = []
+    for workflow, overall in (("golden-rag", "4"), ("parametric-zero-shot", "2")):
+        base = reply_by_prompt()
+
+        def respond(
+            messages: Sequence[ChatMessage], cfg: GenerateConfig, overall: str = overall, base: Responder = base
+        ) -> str:
+            text = base(messages, cfg)
+            # make per-item differences vary so the paired t-test is defined
+            bump = str(len(messages[-1].content) % 2) if overall == "2" else "0"
+            return text.replace("Overall: 4", f"Overall: {int(overall) + int(bump)}")
+
+        result = run(config(store, workflow), models=models(ScriptedModel(respond)))
+        assert result.progress.errors == 0
+        run_ids.append(result.run.run_id)
+    rows = synthesis_table(store, run_ids, metrics=("rubric",))
+    assert [r.workflow for r in rows] == ["golden-rag", "parametric-zero-shot"]
+    assert rows[0].means["rubric"] == 4.0 and rows[0].n == 3
+    assert rows[0].cis["rubric"] == (4.0, 4.0)
+    (contrast,) = synthesis_contrasts(store, run_ids, "rubric")
+    assert contrast.factor == "workflow" and contrast.n == 3
+    assert contrast.mean_diff is not None and contrast.mean_diff > 1
+
+
+def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    judge2 = ScriptedModel(lambda m, c: f"Overall: {len(m[-1].content) % 3 + 2}", name="scripted/j2")
+    result = run(
+        config(store, "golden-rag", panel=["judge", "judge2"]),
+        models=models(ScriptedModel(reply_by_prompt()), judge2=judge2),
+    )
+    assert result.progress.errors == 0
+    agreement = panel_agreement(store, result.run.run_id)
+    assert agreement.judges == ["judge", "judge2"] and agreement.n_items == 3
+    assert agreement.judge_means["judge"] == 4.0
+    assert agreement.alpha is not None and agreement.alpha.value < 1
+    assert agreement.icc is not None
+    feasible = run(config(store, "feasibility", feasibility_runs=2), models=models(ScriptedModel(reply_by_prompt())))
+    path = tmp_path / "feasibility.jsonl"
+    assert export_feasibility(store, feasible.run.run_id, path) == 3
+    kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=3.5, text_metrics=False)
+    assert [s.id for s in kept.dataset] == ITEMS
+    none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=4, text_metrics=False)
+    assert none.dataset == []
