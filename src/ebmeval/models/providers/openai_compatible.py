@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import random
 import re
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
+import aiohttp
 
 from ..._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
 from .._api import ModelAPI, modelapi
@@ -172,7 +175,7 @@ class RetryPolicy:
 
 
 class OpenAICompatibleModel(ModelAPI):
-    """One model on an OpenAI-compatible server, reached over pooled async HTTP."""
+    """One model on an OpenAI-compatible server, reached over pooled async HTTP (aiohttp)."""
 
     def __init__(
         self,
@@ -183,7 +186,6 @@ class OpenAICompatibleModel(ModelAPI):
         max_concurrency: int = 16,
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """Create the provider; nothing is sent until the first call.
 
@@ -192,9 +194,9 @@ class OpenAICompatibleModel(ModelAPI):
             base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
             api_key_env: Environment variable holding the API key; unset means no key.
             max_concurrency: Connections kept open, and calls served at once.
-            timeout: Seconds per request unless ``GenerateConfig.timeout`` says otherwise.
+            timeout: Seconds per request (connecting, sending and reading the whole answer)
+                unless ``GenerateConfig.timeout`` says otherwise.
             retry: Retry policy for transient failures.
-            transport: An httpx transport to use instead of the network (for tests).
         """
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError("base_url", f"must start with http:// or https://, got {base_url!r}")
@@ -206,9 +208,8 @@ class OpenAICompatibleModel(ModelAPI):
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
         self._api_key = os.environ.get(api_key_env) or None
-        self._transport = transport
-        self._client: httpx.AsyncClient | None = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._http_state: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession, asyncio.Semaphore] | None = None
+        self._proxy: str | None = None
         self._reached = False
         # Jitter only spreads retries in time; it never changes what is generated.
         self._rng = random.Random()
@@ -217,16 +218,22 @@ class OpenAICompatibleModel(ModelAPI):
         """The model name and the server, since one name can mean different models on different servers."""
         return {"name": self.name, "base_url": self.base_url}
 
-    def _http(self) -> httpx.AsyncClient:
+    async def _http(self) -> tuple[aiohttp.ClientSession, asyncio.Semaphore]:
         # Pooled connections belong to the event loop that opened them; a model reused
-        # under a new loop (a second asyncio.run) gets a fresh client.
+        # under a new loop (a second asyncio.run) gets a fresh session.
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
-            self._client = httpx.AsyncClient(headers=headers, limits=limits, transport=self._transport)
-            self._client_loop = loop
-        return self._client
+        if self._http_state is not None and self._http_state[0] is loop and not self._http_state[1].closed:
+            return self._http_state[1], self._http_state[2]
+        await self.aclose()
+        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        connector = aiohttp.TCPConnector(limit=self.max_concurrency, limit_per_host=self.max_concurrency)
+        session = aiohttp.ClientSession(connector=connector, headers=headers)
+        # Callers beyond the pool's size wait here, so waiting for a free connection never
+        # counts against a request's timeout.
+        slots = asyncio.Semaphore(self.max_concurrency)
+        self._http_state = (loop, session, slots)
+        self._proxy = _env_proxy(self.base_url)
+        return session, slots
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
         """Send one chat completion, retrying transient failures.
@@ -235,52 +242,55 @@ class OpenAICompatibleModel(ModelAPI):
             ModelUnavailableError: The server cannot be reached, or does not serve this model.
             ModelError: The server refused the request, or every attempt failed.
         """
-        client = self._http()
+        session, slots = await self._http()
         url = f"{self.base_url}/chat/completions"
-        body = {"model": self.model, **chat_request(messages, config)}
+        data = json.dumps({"model": self.model, **chat_request(messages, config)}).encode()
         seconds = config.timeout or self.timeout
-        # Waiting for a free pooled connection is queueing, not a failure: no pool timeout.
-        timeout = httpx.Timeout(seconds, connect=min(seconds, _CONNECT_TIMEOUT), pool=None)
+        timeout = aiohttp.ClientTimeout(total=seconds, connect=min(seconds, _CONNECT_TIMEOUT))
         attempts = self.retry.max_retries + 1
         cause = ""
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
-            start = time.monotonic()
             try:
-                response = await client.post(url, json=body, timeout=timeout)
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                async with slots:
+                    start = time.monotonic()
+                    async with session.post(
+                        url, data=data, headers=_JSON, timeout=timeout, proxy=self._proxy
+                    ) as response:
+                        body = await response.read()
+                    latency = time.monotonic() - start
+            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
                 if not self._reached:
                     raise ModelUnavailableError(
                         f"Cannot reach the model server at {self.base_url} ({_describe(exc)}). "
                         "Is it running? Start a local one with: ebmeval serve-model"
                     ) from None
                 cause = f"connection failed ({_describe(exc)})"
-            except httpx.TimeoutException:
+            except TimeoutError:  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
                 cause = f"no answer within {seconds:g} s"
-            except httpx.TransportError as exc:
+            except aiohttp.ClientError as exc:  # payload errors, disconnects, resets, protocol errors
                 cause = f"connection broken ({_describe(exc)})"
             else:
                 self._reached = True
-                latency = time.monotonic() - start
-                if response.status_code == 200:
+                if response.status == 200:
                     try:
-                        return parse_chat_response(response.json(), self.name, latency)
+                        return parse_chat_response(json.loads(body), self.name, latency)
                     except ValueError as exc:  # includes JSONDecodeError and MalformedResponseError
                         cause = f"malformed response body ({exc})"
-                elif response.status_code in RETRY_STATUSES:
-                    cause = f"HTTP {response.status_code}: {_response_message(response)}"
-                    retry_after = parse_retry_after(response.headers.get("retry-after"))
+                elif response.status in RETRY_STATUSES:
+                    cause = f"HTTP {response.status}: {_response_message(response, body)}"
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 else:
-                    raise self._refusal(response)
+                    raise self._refusal(response, body)
             if attempt < attempts:
                 await asyncio.sleep(self.retry.delay(attempt, retry_after, self._rng))
         tries = f"{attempts} attempt" + ("s" if attempts > 1 else "")
         raise ModelError(f"{self.name} at {self.base_url}: gave up after {tries}; last error: {cause}")
 
-    def _refusal(self, response: httpx.Response) -> ModelError:
+    def _refusal(self, response: aiohttp.ClientResponse, body: bytes) -> ModelError:
         """The error for a response that retrying cannot fix."""
-        status = response.status_code
-        message = _response_message(response).rstrip(".")
+        status = response.status
+        message = _response_message(response, body).rstrip(".")
         listing = f"Its models are listed at {self.base_url}/models."
         if status == 400 and self.model in message and _MODEL_MISSING.search(message):
             return ModelUnavailableError(
@@ -299,17 +309,34 @@ class OpenAICompatibleModel(ModelAPI):
 
     async def aclose(self) -> None:
         """Close pooled connections."""
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._http_state is None:
+            return
+        loop, session, _slots = self._http_state
+        self._http_state = None
+        if loop is asyncio.get_running_loop() or loop.is_closed():
+            # Under a closed loop the sockets went with it; closing only marks the session closed.
+            await session.close()
+        else:
+            asyncio.run_coroutine_threadsafe(session.close(), loop)
 
 
-def _response_message(response: httpx.Response) -> str:
+_JSON = {"Content-Type": "application/json"}
+
+
+def _env_proxy(url: str) -> str | None:
+    """The proxy ``$HTTP_PROXY``/``$HTTPS_PROXY`` name for ``url``, unless ``$NO_PROXY`` exempts its host."""
+    parts = urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+def _response_message(response: aiohttp.ClientResponse, body: bytes) -> str:
     try:
-        message = error_message(response.json())
+        message = error_message(json.loads(body))
     except ValueError:
         message = None
-    text = message or response.text.strip() or response.reason_phrase
+    text = message or body.decode("utf-8", errors="replace").strip() or response.reason or f"HTTP {response.status}"
     return text if len(text) <= 500 else text[:499] + "…"
 
 
