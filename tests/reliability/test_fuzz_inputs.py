@@ -95,7 +95,6 @@ xml_pieces = st.sampled_from(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="shared-code bug: non-UTF-8 bytes escape as UnicodeDecodeError")
 @BOUNDED
 @given(st.lists(xml_pieces | broken_bytes | st.binary(max_size=30) | huge_line, max_size=6))
 def test_pubmed_xml_reader(pieces: list[bytes]) -> None:
@@ -103,7 +102,6 @@ def test_pubmed_xml_reader(pieces: list[bytes]) -> None:
     only_usage_errors(lambda path: list(read_pubmed_xml(path)), file_from(body, ".xml"))
 
 
-@pytest.mark.xfail(strict=True, reason="shared-code bug: non-UTF-8 bytes escape as UnicodeDecodeError")
 @BOUNDED
 @given(rows=st.lists(csv_lines | broken_bytes | huge_line, max_size=5))
 def test_rag_csv_reader(rows: list[bytes]) -> None:

@@ -1,0 +1,110 @@
+"""Medical retrieval-augmented generation: corpora, retrievers, fusion, rerankers, indexes and evaluation.
+
+Typical use::
+
+    from ebmeval.rag import ingest, build_index, load_index, search
+
+    ingest(["pubmed24n0001.xml.gz"], "corpora/pubmed")
+    build_index("corpora/pubmed", "indexes/pubmed-bm25", "bm25")
+    hits = search("indexes/pubmed-bm25", "statins for primary prevention", k=5)
+
+Heavy dependencies (bm25s, faiss, sentence-transformers) load only when used; a
+missing one names the extra to install: ``pip install 'ebmeval[rag]'``.
+"""
+
+from ..tasks import Document, RetrievedDocument
+from .corpus import (
+    Chunking,
+    CorpusFingerprint,
+    CorpusStats,
+    DocumentStore,
+    FieldMap,
+    NoiseCorpus,
+    Source,
+    builtin_corpus,
+    chunk_document,
+    corpus_fingerprint,
+    ingest,
+    load_corpus,
+    noise_corpus,
+    read_documents,
+)
+from .evaluation import (
+    RetrievalBenchmark,
+    RetrievalReport,
+    evaluate_retrieval,
+    load_benchmark,
+    mean_metrics,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+    retrieval_table,
+)
+from .fusion import reciprocal_rank_fusion, weighted_score_fusion
+from .index import IndexManifest, build_index, load_index, search
+from .rerank import CrossEncoderReranker, LLMPointwiseReranker, Reranker, get_reranker, rerankers
+from .retrievers import (
+    BM25Retriever,
+    DenseRetriever,
+    Encoder,
+    HybridRetriever,
+    IndexedRetriever,
+    IndexMismatchError,
+    Retriever,
+    get_retriever,
+    multi_query_retrieve,
+    retriever,
+    retrievers,
+)
+
+__all__ = [
+    "BM25Retriever",
+    "Chunking",
+    "CorpusFingerprint",
+    "CorpusStats",
+    "CrossEncoderReranker",
+    "DenseRetriever",
+    "Document",
+    "DocumentStore",
+    "Encoder",
+    "FieldMap",
+    "HybridRetriever",
+    "IndexManifest",
+    "IndexMismatchError",
+    "IndexedRetriever",
+    "LLMPointwiseReranker",
+    "NoiseCorpus",
+    "Reranker",
+    "RetrievalBenchmark",
+    "RetrievalReport",
+    "RetrievedDocument",
+    "Retriever",
+    "Source",
+    "build_index",
+    "builtin_corpus",
+    "chunk_document",
+    "corpus_fingerprint",
+    "evaluate_retrieval",
+    "get_reranker",
+    "get_retriever",
+    "ingest",
+    "load_benchmark",
+    "load_corpus",
+    "load_index",
+    "mean_metrics",
+    "multi_query_retrieve",
+    "ndcg_at_k",
+    "noise_corpus",
+    "precision_at_k",
+    "read_documents",
+    "recall_at_k",
+    "reciprocal_rank",
+    "reciprocal_rank_fusion",
+    "rerankers",
+    "retrieval_table",
+    "retriever",
+    "retrievers",
+    "search",
+    "weighted_score_fusion",
+]

@@ -1,0 +1,46 @@
+"""The JSON manifest that describes an on-disk index and guards what it may be loaded with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..corpus import CorpusFingerprint
+from ..retrievers import EncoderInfo
+
+FORMAT_VERSION = 1
+"""Bumped whenever the layout of index folders changes."""
+
+MANIFEST_FILE = "manifest.json"
+
+
+class ArrayInfo(BaseModel):
+    """Shape and dtype of one stored ``.npy`` array, checked on load."""
+
+    model_config = ConfigDict(frozen=True)
+
+    shape: tuple[int, ...]
+    dtype: str
+
+
+class IndexManifest(BaseModel):
+    """``manifest.json`` of an index folder."""
+
+    format_version: int = FORMAT_VERSION
+    """Layout version of the folder."""
+    retriever: str
+    """Registered retriever name (``bm25``, ``dense/minilm``, ``hybrid`` …)."""
+    params: dict[str, Any]
+    """Build parameters of the retriever."""
+    corpus: CorpusFingerprint
+    """The corpus the index was built from."""
+    encoders: list[EncoderInfo] = Field(default_factory=list)
+    """Text encoders used (one per dense component)."""
+    arrays: dict[str, ArrayInfo] = Field(default_factory=dict)
+    """Every ``.npy`` file, by path relative to the folder."""
+    ebmeval_version: str
+    libraries: dict[str, str] = Field(default_factory=dict)
+    """Versions of the libraries the index was built with (bm25s, faiss, sentence-transformers)."""
+    created: str
+    """UTC time of the build, ISO 8601."""

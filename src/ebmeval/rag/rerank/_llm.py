@@ -1,0 +1,128 @@
+"""Pointwise reranking by an LLM asked, for each candidate, whether it is relevant (yes/no)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel
+
+from ..._util.hashing import stable_hash
+from ...models import GenerateConfig, Model, ModelOutput
+from ...tasks import RetrievedDocument, SampleContext
+from ._base import reorder, reranker
+
+PROMPT_NAME = "rerank/llm-pointwise"
+PROMPT_VERSION = "1"
+PROMPT = """You judge whether a document is relevant to a medical question.
+
+Question: {query}
+
+Document:
+{document}
+
+Does the document contain information that helps answer the question? Answer with one word: yes or no."""
+"""The relevance prompt; ``{query}`` and ``{document}`` (title, newline, text) are filled in."""
+
+CONFIG = GenerateConfig(temperature=0, max_tokens=3, logprobs=True, top_logprobs=5)
+"""Greedy, short, with the top-5 alternatives of each token."""
+
+_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+class Judgment(BaseModel):
+    """The model's relevance verdict on one candidate."""
+
+    id: str
+    """Document id."""
+    relevance: float | None
+    """Probability of "yes" (see :func:`relevance`), ``None`` when the output gave no answer."""
+    method: Literal["logprobs", "text", "unparsed"]
+    """How the relevance was read."""
+    output: str
+    """The raw output."""
+
+
+def _word(token: str) -> str:
+    return token.strip().strip(".,:;!\"'`").lower()
+
+
+def relevance(output: ModelOutput) -> tuple[float | None, Literal["logprobs", "text", "unparsed"]]:
+    """Relevance of one yes/no output.
+
+    With log-probabilities: at the first non-blank generated token, ``p_yes`` and ``p_no``
+    are the summed probabilities ``exp(logprob)`` of the alternatives that read "yes"
+    (resp. "no") once stripped and lower-cased, and relevance is
+    ``p_yes / (p_yes + p_no)``. Otherwise (no log-probabilities, or neither word among
+    the alternatives) the text is parsed: a leading "yes" is 1.0, "no" is 0.0, anything
+    else is unparsed (``None``).
+    """
+    for token in output.logprobs or []:
+        if not _word(token.token):
+            continue
+        alternatives = {(alt.token, alt.logprob) for alt in token.top} | {(token.token, token.logprob)}
+        p_yes = sum(math.exp(lp) for text, lp in alternatives if _word(text) == "yes")
+        p_no = sum(math.exp(lp) for text, lp in alternatives if _word(text) == "no")
+        if p_yes + p_no > 0:
+            return p_yes / (p_yes + p_no), "logprobs"
+        break
+    found = _ANSWER.match(output.text)
+    if found is None:
+        return None, "unparsed"
+    return (1.0 if found.group(1).lower() == "yes" else 0.0), "text"
+
+
+@reranker("rerank/llm-pointwise")
+class LLMPointwiseReranker:
+    """Asks ``model`` about each of the first ``top_n`` candidates and keeps the ``k`` most relevant.
+
+    ``model`` is a :class:`Model`, or a :class:`SampleContext` (calls then go through
+    ``ctx.generate`` under steps ``rerank/llm-pointwise/<query hash>/<document id>`` with
+    ``role``, so a resumed sample replays them). Candidates are judged concurrently,
+    bounded by the model's own concurrency limit.
+    """
+
+    def __init__(
+        self,
+        model: Model | SampleContext,
+        *,
+        top_n: int = 20,
+        role: str = "model",
+        config: GenerateConfig = CONFIG,
+    ) -> None:
+        self.model = model
+        self.top_n = top_n
+        self.role = role
+        self.config = config
+
+    async def _generate(self, query: str, candidate: RetrievedDocument) -> ModelOutput:
+        document = candidate.document
+        body = f"{document.title}\n{document.text}" if document.title else document.text
+        prompt = PROMPT.format(query=query, document=body)
+        if isinstance(self.model, SampleContext):
+            step = f"{PROMPT_NAME}/{stable_hash(query, 12)}/{document.id}"
+            return await self.model.generate(step, prompt, self.config, role=self.role)
+        return await self.model.generate(prompt, self.config)
+
+    async def judge(self, query: str, candidates: Sequence[RetrievedDocument]) -> list[Judgment]:
+        """One :class:`Judgment` per candidate (all of them, in order)."""
+        outputs = await asyncio.gather(*(self._generate(query, c) for c in candidates))
+        judgments: list[Judgment] = []
+        for candidate, output in zip(candidates, outputs, strict=True):
+            value, method = relevance(output)
+            judgments.append(Judgment(id=candidate.document.id, relevance=value, method=method, output=output.text))
+        return judgments
+
+    async def rerank(self, query: str, candidates: Sequence[RetrievedDocument], k: int) -> list[RetrievedDocument]:
+        """The ``k`` most relevant of the first ``top_n`` candidates.
+
+        Unparsed judgments are kept, not dropped: they rank after every judged
+        candidate, in retrieval order, with score ``-1`` (below any probability).
+        """
+        pool = list(candidates[: self.top_n])
+        judgments = await self.judge(query, pool)
+        scores = [j.relevance if j.relevance is not None else -1.0 for j in judgments]
+        return reorder(pool, scores, k)
