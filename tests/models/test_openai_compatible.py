@@ -1,13 +1,15 @@
+import asyncio
 import json
 import random
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from types import TracebackType
 
-import httpx
 import pytest
+from aiohttp import web
 
 from ebmeval._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
 from ebmeval.models import GenerateConfig, user
@@ -20,8 +22,6 @@ from ebmeval.models.providers.openai_compatible import (
     parse_chat_response,
     parse_retry_after,
 )
-
-URL = "http://llm.test/v1"
 
 
 def completion(text: str = "Paris", *, logprobs: bool = False) -> dict[str, object]:
@@ -47,49 +47,112 @@ def completion(text: str = "Paris", *, logprobs: bool = False) -> dict[str, obje
 
 @dataclass(frozen=True)
 class RecordingRetry(RetryPolicy):
-    """Records each wait the policy asks for, then does not wait."""
+    """Records each wait the policy asks for, calls the hooks, then does not wait."""
 
     waits: list[float] = field(default_factory=list)
+    on_wait: list[Callable[[], None]] = field(default_factory=list)
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         self.waits.append(super().delay(attempt, retry_after, rng))
+        for hook in self.on_wait:
+            hook()
         return 0.0
 
 
-Handler = Callable[[httpx.Request], httpx.Response]
+Step = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 
 
-def scripted(*steps: httpx.Response | Exception) -> tuple[Handler, list[httpx.Request]]:
-    """A MockTransport handler answering (or raising) the steps in order."""
-    sent: list[httpx.Request] = []
-    remaining = list(steps)
+@dataclass(frozen=True)
+class Sent:
+    """One request the stub server received."""
 
-    def handle(request: httpx.Request) -> httpx.Response:
-        sent.append(request)
-        step = remaining.pop(0)
-        if isinstance(step, Exception):
-            raise step
-        return step
-
-    return handle, sent
+    path: str
+    headers: dict[str, str]
+    """Lower-cased names."""
+    body: bytes
 
 
-def provider(handler: Handler, *, max_retries: int = 6, **kwargs: object) -> OpenAICompatibleModel:
+class StubServer:
+    """A chat-completions server on 127.0.0.1 that answers (or fails) request *i* with step *i*."""
+
+    def __init__(self, *steps: Step) -> None:
+        self.sent: list[Sent] = []
+        self._steps = list(steps)
+
+    async def __aenter__(self) -> "StubServer":
+        self._runner = web.ServerRunner(web.Server(self._handle))
+        await self._runner.setup()
+        self._listener = await asyncio.get_running_loop().create_server(self._runner.server, "127.0.0.1", 0)
+        self.port: int = self._listener.sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        return self
+
+    async def __aexit__(self, *_exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._listener.close()
+        await self._runner.cleanup()
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        self.sent.append(Sent(request.path, headers, await request.read()))
+        return await self._steps.pop(0)(request)
+
+    async def refuse_connections(self) -> None:
+        """Keep the port bound but stop listening, so new connections are refused."""
+        self._listener.close()
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        loop = asyncio.get_running_loop()
+        self._listener = await loop.create_server(self._runner.server, sock=sock, start_serving=False)
+
+    def accept_connections(self) -> None:
+        """Listen again (from synchronous code running in the loop)."""
+        self._starting = asyncio.get_running_loop().create_task(self._listener.start_serving())
+
+
+def provider(server: StubServer, *, max_retries: int = 6, **kwargs: object) -> OpenAICompatibleModel:
     return OpenAICompatibleModel(
         "qwen",
-        URL,
+        server.url,
         retry=RecordingRetry(max_retries=max_retries, backoff_base=0.5, backoff_cap=8.0),
-        transport=httpx.MockTransport(handler),
         **kwargs,  # type: ignore[arg-type]
     )
 
 
-def ok(body: object = None) -> httpx.Response:
-    return httpx.Response(200, json=completion() if body is None else body)
+def reply(status: int, body: bytes, *, delay: float = 0.0, close: bool = False, **headers: str) -> Step:
+    async def answer(_request: web.BaseRequest) -> web.StreamResponse:
+        await asyncio.sleep(delay)
+        response = web.Response(status=status, body=body, headers=headers, content_type="application/json")
+        if close:
+            response.force_close()
+        return response
+
+    return answer
 
 
-def error(status: int, message: str = "boom", **headers: str) -> httpx.Response:
-    return httpx.Response(status, json={"error": {"message": message}}, headers=headers)
+def ok(body: object = None, *, delay: float = 0.0, close: bool = False) -> Step:
+    return reply(200, json.dumps(completion() if body is None else body).encode(), delay=delay, close=close)
+
+
+def error(status: int, message: str = "boom", **headers: str) -> Step:
+    return reply(status, json.dumps({"error": {"message": message}}).encode(), **headers)
+
+
+async def truncated(request: web.BaseRequest) -> web.StreamResponse:
+    """Headers promising the whole body, half of it, then the connection closes."""
+    body = json.dumps(completion()).encode()
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    assert request.transport is not None
+    request.transport.write(head.encode() + body[: len(body) // 2])
+    request.transport.close()
+    return web.Response()
+
+
+async def disconnected(request: web.BaseRequest) -> web.StreamResponse:
+    """The connection closes without an answer."""
+    assert request.transport is not None
+    request.transport.close()
+    return web.Response()
 
 
 # --- request and response conversion ---------------------------------------------------------
@@ -173,84 +236,121 @@ def test_retry_after_is_honoured_up_to_the_cap() -> None:
     assert policy.delay(1, 3600.0, random.Random(0)) == 10.0
 
 
-# --- the provider against a mock transport -----------------------------------------------------
+# --- the provider against a stub server --------------------------------------------------------
 
 
 async def test_request_carries_model_seed_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    handler, sent = scripted(ok())
-    output = await provider(handler).generate([user("Capital of France?")], GenerateConfig(seed=3, max_tokens=4))
+    async with StubServer(ok()) as server:
+        model = provider(server)
+        output = await model.generate([user("Capital of France?")], GenerateConfig(seed=3, max_tokens=4))
+        await model.aclose()
     assert output.text == "Paris" and output.model == "openai-compatible/qwen"
-    assert str(sent[0].url) == URL + "/chat/completions"
-    body = json.loads(sent[0].content)
+    assert output.latency > 0
+    assert server.sent[0].path == "/v1/chat/completions"
+    body = json.loads(server.sent[0].body)
     assert body["model"] == "qwen" and body["seed"] == 3 and body["max_tokens"] == 4
-    assert sent[0].headers["authorization"] == "Bearer sk-test"
+    assert server.sent[0].headers["authorization"] == "Bearer sk-test"
+    assert server.sent[0].headers["content-type"] == "application/json"
 
 
 async def test_no_key_sends_no_authorization(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    handler, sent = scripted(ok())
-    await provider(handler).generate([user("hi")], GenerateConfig())
-    assert "authorization" not in sent[0].headers
+    async with StubServer(ok()) as server:
+        model = provider(server)
+        await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+    assert "authorization" not in server.sent[0].headers
 
 
 async def test_config_timeout_overrides_the_default() -> None:
-    handler, sent = scripted(ok(), ok())
-    model = provider(handler, timeout=30.0)
-    await model.generate([user("hi")], GenerateConfig())
-    await model.generate([user("hi")], GenerateConfig(timeout=2.5))
-    assert [r.extensions["timeout"]["read"] for r in sent] == [30.0, 2.5]
+    async with StubServer(ok(delay=0.3), ok(delay=0.3)) as server:
+        model = provider(server, timeout=30.0, max_retries=0)
+        assert (await model.generate([user("hi")], GenerateConfig())).text == "Paris"
+        with pytest.raises(ModelError, match=r"gave up after 1 attempt; last error: no answer within 0.1 s"):
+            await model.generate([user("hi")], GenerateConfig(timeout=0.1))
+        await model.aclose()
+
+
+async def test_calls_beyond_the_pool_queue_without_timing_out() -> None:
+    # Three calls through one connection, each answered after 0.2 s: the third waits 0.4 s
+    # for the connection, which must not count against its 0.3 s timeout.
+    async with StubServer(*[ok(delay=0.2)] * 3) as server:
+        model = provider(server, max_concurrency=1, timeout=0.3, max_retries=0)
+        outputs = await asyncio.gather(*(model.generate([user("hi")], GenerateConfig()) for _ in range(3)))
+        await model.aclose()
+    assert [o.text for o in outputs] == ["Paris"] * 3 and len(server.sent) == 3
 
 
 async def test_429_with_retry_after_then_success() -> None:
-    handler, sent = scripted(error(429, "slow down", **{"Retry-After": "2"}), ok())
-    model = provider(handler)
-    output = await model.generate([user("hi")], GenerateConfig())
-    assert output.text == "Paris" and len(sent) == 2
+    async with StubServer(error(429, "slow down", **{"Retry-After": "2"}), ok()) as server:
+        model = provider(server)
+        output = await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+    assert output.text == "Paris" and len(server.sent) == 2
     assert isinstance(model.retry, RecordingRetry) and model.retry.waits == [2.0]
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
 async def test_server_errors_are_retried(status: int) -> None:
-    handler, sent = scripted(error(status), error(status), ok())
-    assert (await provider(handler).generate([user("hi")], GenerateConfig())).text == "Paris"
-    assert len(sent) == 3
+    async with StubServer(error(status), error(status), ok()) as server:
+        model = provider(server)
+        assert (await model.generate([user("hi")], GenerateConfig())).text == "Paris"
+        await model.aclose()
+    assert len(server.sent) == 3
 
 
 @pytest.mark.parametrize(
-    "failure",
+    ("failure", "cause"),
     [
-        httpx.ReadTimeout("read timed out"),
-        httpx.RemoteProtocolError("peer closed connection without sending complete message body"),
-        httpx.ReadError("connection reset"),
-        httpx.Response(200, text="<html>Bad Gateway</html>"),
-        httpx.Response(200, text='{"choices": [{"message": {"content": "Par'),
-        httpx.Response(200, json={"object": "list"}),
+        (ok(delay=1.0), "no answer within 0.2 s"),
+        (truncated, "connection broken"),
+        (disconnected, "connection broken"),
+        (reply(200, b"<html>Bad Gateway</html>"), "malformed response body"),
+        (reply(200, b'{"choices": [{"message": {"content": "Par'), "malformed response body"),
+        (ok({"object": "list"}), "malformed response body .*no 'choices'"),
     ],
-    ids=["timeout", "truncated", "reset", "html", "cut-json", "no-choices"],
+    ids=["timeout", "truncated", "disconnected", "html", "cut-json", "no-choices"],
 )
-async def test_transient_failures_are_retried(failure: httpx.Response | Exception) -> None:
-    handler, sent = scripted(failure, ok())
-    assert (await provider(handler).generate([user("hi")], GenerateConfig())).text == "Paris"
-    assert len(sent) == 2
+async def test_transient_failures_are_retried(failure: Step, cause: str) -> None:
+    async with StubServer(failure, ok(), failure) as server:
+        model = provider(server, timeout=0.2)
+        assert (await model.generate([user("hi")], GenerateConfig())).text == "Paris"
+        assert len(server.sent) == 2
+        once = provider(server, timeout=0.2, max_retries=0)
+        with pytest.raises(ModelError, match=rf"gave up after 1 attempt; last error: {cause}"):
+            await once.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+        await once.aclose()
 
 
 async def test_retry_budget_exhausted_names_attempts_and_cause() -> None:
-    handler, sent = scripted(*[error(503, "overloaded")] * 3)
-    model = provider(handler, max_retries=2)
-    with pytest.raises(ModelError, match=r"gave up after 3 attempts; last error: HTTP 503: overloaded"):
-        await model.generate([user("hi")], GenerateConfig())
-    assert len(sent) == 3
+    async with StubServer(*[error(503, "overloaded")] * 3) as server:
+        model = provider(server, max_retries=2)
+        with pytest.raises(ModelError, match=r"gave up after 3 attempts; last error: HTTP 503: overloaded"):
+            await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+    assert len(server.sent) == 3
     assert isinstance(model.retry, RecordingRetry) and len(model.retry.waits) == 2
     assert all(0 <= w <= c for w, c in zip(model.retry.waits, [0.5, 1.0], strict=True))
 
 
+async def test_a_body_that_is_not_json_is_quoted_in_the_error() -> None:
+    async with StubServer(reply(503, b"upstream connect error")) as server:
+        model = provider(server, max_retries=0)
+        with pytest.raises(ModelError, match=r"last error: HTTP 503: upstream connect error$"):
+            await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+
+
 @pytest.mark.parametrize("status", [400, 401, 403, 422])
 async def test_client_errors_are_not_retried(status: int) -> None:
-    handler, sent = scripted(error(status, "bad field 'temperature'"))
-    with pytest.raises(ModelError, match=rf"HTTP {status}: bad field 'temperature'") as caught:
-        await provider(handler).generate([user("hi")], GenerateConfig())
-    assert len(sent) == 1
+    async with StubServer(error(status, "bad field 'temperature'")) as server:
+        model = provider(server)
+        with pytest.raises(ModelError, match=rf"HTTP {status}: bad field 'temperature'") as caught:
+            await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+    assert len(server.sent) == 1
     assert not isinstance(caught.value, ModelUnavailableError)
     assert ("OPENAI_API_KEY" in str(caught.value)) == (status in (401, 403))
 
@@ -263,38 +363,59 @@ async def test_client_errors_are_not_retried(status: int) -> None:
         error(400, "model 'qwen' not found, try pulling it first"),
     ],
 )
-async def test_unknown_model_is_unavailable(response: httpx.Response) -> None:
-    handler, sent = scripted(response)
-    with pytest.raises(ModelUnavailableError, match=r"does not serve model 'qwen'"):
-        await provider(handler).generate([user("hi")], GenerateConfig())
-    assert len(sent) == 1
+async def test_unknown_model_is_unavailable(response: Step) -> None:
+    async with StubServer(response) as server:
+        model = provider(server)
+        with pytest.raises(ModelUnavailableError, match=r"does not serve model 'qwen'"):
+            await model.generate([user("hi")], GenerateConfig())
+        await model.aclose()
+    assert len(server.sent) == 1
 
 
-async def test_refused_connection_before_any_answer_is_unavailable_at_once() -> None:
-    handler, sent = scripted(httpx.ConnectError("All connection attempts failed"))
-    with pytest.raises(ModelUnavailableError, match=r"http://llm.test/v1.*ebmeval serve-model"):
-        await provider(handler).generate([user("hi")], GenerateConfig())
-    assert len(sent) == 1
+async def test_unreachable_server_is_unavailable_at_once() -> None:
+    with socket.socket() as bound:
+        # Bound but not listening: connecting is refused, and no other process can take the port.
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        model = OpenAICompatibleModel("qwen", f"http://127.0.0.1:{port}/v1")
+        start = time.monotonic()
+        with pytest.raises(ModelUnavailableError, match=rf"127.0.0.1:{port}/v1.*ebmeval serve-model"):
+            await model.generate([user("hi")], GenerateConfig())
+        assert time.monotonic() - start < 2.0
+        await model.aclose()
 
 
 async def test_refused_connection_after_an_answer_is_retried() -> None:
-    handler, sent = scripted(ok(), httpx.ConnectError("refused"), ok())
-    model = provider(handler)
-    await model.generate([user("hi")], GenerateConfig())
-    assert (await model.generate([user("hi")], GenerateConfig())).text == "Paris"
-    assert len(sent) == 3
-
-
-async def test_unreachable_real_port_fails_fast() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    model = OpenAICompatibleModel("qwen", f"http://127.0.0.1:{port}/v1")
-    start = time.monotonic()
-    with pytest.raises(ModelUnavailableError, match=rf"127.0.0.1:{port}/v1"):
+    async with StubServer(ok(close=True), ok()) as server:
+        model = provider(server)
         await model.generate([user("hi")], GenerateConfig())
-    assert time.monotonic() - start < 2.0
-    await model.aclose()
+        await server.refuse_connections()
+        once = provider(server, max_retries=0)
+        once._reached = True  # as if it had been answered before, like `model`
+        with pytest.raises(ModelError, match=r"last error: connection failed") as caught:
+            await once.generate([user("hi")], GenerateConfig())
+        assert not isinstance(caught.value, ModelUnavailableError)
+        # The first retry finds the server listening again.
+        assert isinstance(model.retry, RecordingRetry)
+        model.retry.on_wait.append(server.accept_connections)
+        assert (await model.generate([user("hi")], GenerateConfig())).text == "Paris"
+        await model.aclose()
+        await once.aclose()
+    assert len(server.sent) == 2 and len(model.retry.waits) == 1
+
+
+async def test_a_model_reused_under_a_new_event_loop_reconnects() -> None:
+    async with StubServer(ok(), ok()) as server:
+        model = provider(server)
+        await model.generate([user("hi")], GenerateConfig())
+
+        def second_run() -> str:
+            return asyncio.run(model.generate([user("hi")], GenerateConfig())).text
+
+        # A second asyncio.run, as a second `ebmeval.runner.run` with the same models does.
+        assert await asyncio.to_thread(second_run) == "Paris"
+        await model.aclose()
+    assert len(server.sent) == 2
 
 
 # --- the registered factory --------------------------------------------------------------------

@@ -15,6 +15,7 @@ KEY_PACKAGES = (
     "numpy",
     "scipy",
     "httpx",
+    "aiohttp",
     "xllamacpp",
     "bm25s",
     "faiss-cpu",

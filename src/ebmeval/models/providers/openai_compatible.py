@@ -208,7 +208,7 @@ class OpenAICompatibleModel(ModelAPI):
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
         self._api_key = os.environ.get(api_key_env) or None
-        self._http_state: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession, asyncio.Semaphore] | None = None
+        self._http_state: _LoopSession | None = None
         self._proxy: str | None = None
         self._reached = False
         # Jitter only spreads retries in time; it never changes what is generated.
@@ -222,8 +222,8 @@ class OpenAICompatibleModel(ModelAPI):
         # Pooled connections belong to the event loop that opened them; a model reused
         # under a new loop (a second asyncio.run) gets a fresh session.
         loop = asyncio.get_running_loop()
-        if self._http_state is not None and self._http_state[0] is loop and not self._http_state[1].closed:
-            return self._http_state[1], self._http_state[2]
+        if self._http_state is not None and self._http_state.loop is loop and not self._http_state.session.closed:
+            return self._http_state.session, self._http_state.slots
         await self.aclose()
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         connector = aiohttp.TCPConnector(limit=self.max_concurrency, limit_per_host=self.max_concurrency)
@@ -231,7 +231,7 @@ class OpenAICompatibleModel(ModelAPI):
         # Callers beyond the pool's size wait here, so waiting for a free connection never
         # counts against a request's timeout.
         slots = asyncio.Semaphore(self.max_concurrency)
-        self._http_state = (loop, session, slots)
+        self._http_state = _LoopSession(loop, session, slots, loop.create_task(_close_with_loop(session)))
         self._proxy = _env_proxy(self.base_url)
         return session, slots
 
@@ -309,15 +309,36 @@ class OpenAICompatibleModel(ModelAPI):
 
     async def aclose(self) -> None:
         """Close pooled connections."""
-        if self._http_state is None:
-            return
-        loop, session, _slots = self._http_state
-        self._http_state = None
-        if loop is asyncio.get_running_loop() or loop.is_closed():
-            # Under a closed loop the sockets went with it; closing only marks the session closed.
-            await session.close()
+        state, self._http_state = self._http_state, None
+        if state is None or state.loop.is_closed():
+            return  # closed with its loop already
+        if state.loop is asyncio.get_running_loop():
+            state.closer.cancel()
+            await state.session.close()
         else:
-            asyncio.run_coroutine_threadsafe(session.close(), loop)
+            state.loop.call_soon_threadsafe(state.closer.cancel)
+
+
+@dataclass(frozen=True)
+class _LoopSession:
+    """An HTTP session and what goes with it, all bound to one event loop."""
+
+    loop: asyncio.AbstractEventLoop
+    session: aiohttp.ClientSession
+    slots: asyncio.Semaphore
+    closer: asyncio.Task[None]
+
+
+async def _close_with_loop(session: aiohttp.ClientSession) -> None:
+    """Wait until cancelled, then close ``session``.
+
+    ``asyncio.run`` cancels the tasks left when its coroutine returns and lets them finish,
+    so a session no one closed is still closed, with its sockets, before its loop ends.
+    """
+    try:
+        await asyncio.get_running_loop().create_future()
+    finally:
+        await session.close()
 
 
 _JSON = {"Content-Type": "application/json"}
