@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..scorers import Unparsed, accuracy, choice_parser, multi_answer
-from ..tasks import Sample, Task
-from ..workflows import Overflow, Strategy, qa_workflow
+from ..tasks import Sample, Task, Workflow
+from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
 
 
 def mcq_task(
@@ -23,11 +23,20 @@ def mcq_task(
     answer_from: Literal["text", "logprobs"] = "text",
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
+    retrieval: str | None = None,
+    k: int = 8,
+    query: QueryMode = "question",
+    oracle: bool = False,
 ) -> Task:
     """A multiple-choice task: a :func:`~ebmeval.workflows.qa_workflow`, the letter parser and its scorer.
 
     Single-answer tasks are scored by ``accuracy``, multi-answer ones by ``multi_answer``.
     The task version joins ``data_version`` and the workflow's prompt version.
+
+    With ``retrieval`` (the folder of an index built by ``ebmeval index build``) each
+    question is answered over its top ``k`` documents, queried by the question (or question
+    and options); ``oracle`` answers over the sample's own gold documents instead. The
+    index's corpus hash joins the task version.
     """
     workflow = qa_workflow(
         strategy,
@@ -38,13 +47,24 @@ def mcq_task(
         answer_from=answer_from,
     )
     scorer = multi_answer(unparsed) if multi else accuracy(unparsed)
+    version = f"{data_version}.{workflow.version}"
+    answering: Workflow = workflow
+    if retrieval is not None or oracle:
+        retriever = None
+        if retrieval is not None:
+            from ..rag import load_index
+            from ..rag.index import read_manifest
+
+            retriever = load_index(retrieval)
+            version += f".{read_manifest(retrieval).corpus.hash[:12]}"
+        answering = RetrievalAugmented(workflow, retriever, k=k, query=query, oracle=oracle, index=retrieval or "")
     return Task(
         name=name,
         dataset=list(dataset),
-        workflow=workflow,
+        workflow=answering,
         scorers=[scorer],
         parser=choice_parser(multi=multi),
-        version=f"{data_version}.{workflow.version}",
+        version=version,
         generate_config=workflow.generate_config,
         metadata={**metadata, "size": len(dataset), "prompts": [t.id for t in workflow.templates]},
     )

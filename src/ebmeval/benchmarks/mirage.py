@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..scorers import Unparsed
 from ..tasks import Sample, Task, task
-from ..workflows import Strategy
+from ..workflows import QueryMode, Strategy
 from ._data import read_records, require
 from ._mcq import mcq_task
 
@@ -59,6 +59,9 @@ def _factory(dataset: str) -> Callable[..., Task]:
         system_prompt: str | None = None,
         answer_from: Literal["text", "logprobs"] = "text",
         unparsed: Unparsed = "zero",
+        retrieval: str | None = None,
+        k: int = 8,
+        query: QueryMode = "question",
     ) -> Task:
         metadata: dict[str, Any] = {
             "source": "Teddy-XiongGZ/MIRAGE@392943af99cd94cafd50a0de2e7fca24bbf65494",
@@ -76,6 +79,9 @@ def _factory(dataset: str) -> Callable[..., Task]:
             system_prompt=system_prompt,
             answer_from=answer_from,
             unparsed=unparsed,
+            retrieval=retrieval,
+            k=k,
+            query=query,
         )
 
     mirage.__doc__ = f"""MIRAGE {description}, question-only, scored by accuracy.
@@ -86,6 +92,10 @@ def _factory(dataset: str) -> Callable[..., Task]:
         system_prompt: role prompt sent as the system message.
         answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents
+            (the MIRAGE setting; without it the questions are answered closed-book).
+        k: documents retrieved per question.
+        query: ``question`` or ``question+options``, the text sent to the retriever.
     """
     mirage.__name__ = f"mirage_{dataset}"
     return mirage

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .._util.errors import ConfigError
 from ..scorers import Unparsed
 from ..tasks import Document, Sample, Task, task
-from ..workflows import Strategy
+from ..workflows import QueryMode, Strategy
 from ._data import read_records, require
 from ._mcq import mcq_task
 
@@ -62,6 +62,9 @@ def pubmedqa(
     system_prompt: str | None = None,
     answer_from: Literal["text", "logprobs"] = "text",
     unparsed: Unparsed = "zero",
+    retrieval: str | None = None,
+    k: int = 8,
+    query: QueryMode = "question",
 ) -> Task:
     """PubMedQA PQA-L test (500 questions), scored by accuracy.
 
@@ -73,6 +76,9 @@ def pubmedqa(
         system_prompt: role prompt sent as the system message.
         answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents.
+        k: documents retrieved per question.
+        query: ``question`` or ``question+options``, the text sent to the retriever.
     """
     metadata: dict[str, Any] = {
         "source": "pubmedqa/pubmedqa@1cbae8e92f72f20c8d3747cbb3bf5bc53554d997",
@@ -90,4 +96,7 @@ def pubmedqa(
         system_prompt=system_prompt,
         answer_from=answer_from,
         unparsed=unparsed,
+        retrieval=retrieval,
+        k=k,
+        query=query,
     )

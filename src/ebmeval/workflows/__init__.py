@@ -14,9 +14,14 @@ from ._qa import (
     qa_workflow,
     render_prompts,
 )
+from ._retrieval import QueryMode, RetrievalAugmented, gold_ids, retrieval_query
 from ._templates import PromptTemplate, list_templates, templates
 
 __all__ = [
+    "QueryMode",
+    "RetrievalAugmented",
+    "gold_ids",
+    "retrieval_query",
     "ChainOfThought",
     "ChainOfThoughtRefine",
     "Direct",
