@@ -23,7 +23,15 @@ from ebmeval.tasks import Generation, ParsedAnswer, Sample, Score
 
 
 def fill(store: RunStore, run_id: str, n: int, seed: int) -> None:
-    store.begin_run(run_id=run_id, config_hash=run_id, config={"task_args": {}}, task="bench", model=f"m{seed}", seed=seed, provenance={})
+    store.begin_run(
+        run_id=run_id,
+        config_hash=run_id,
+        config={"task_args": {}},
+        task="bench",
+        model=f"m{seed}",
+        seed=seed,
+        provenance={},
+    )
     text = "The evidence suggests a modest benefit of the intervention on the primary outcome. " * 4
     with store._lock:  # one transaction for speed: this is set-up, not what is measured
         store._db.execute("BEGIN")

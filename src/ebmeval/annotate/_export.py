@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, MissingDependencyError, UsageError
-from ..store._schema import HUMAN_SCORES_SCHEMA
+from ..store._schema import HUMAN_SCORES_SCHEMA as HUMAN_SCORES_SCHEMA
 from ._answers import Rating, study_ratings
 from ._models import Study, make_engine
 

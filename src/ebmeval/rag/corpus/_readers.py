@@ -44,7 +44,6 @@ class FieldMap(BaseModel):
     """Further fields copied into ``Document.metadata``."""
 
 
-
 def _utf8_only(reader: Callable[..., Iterator[Document]]) -> Callable[..., Iterator[Document]]:
     """Report a file that is not UTF-8 as a ``DataError`` naming it, not a ``UnicodeDecodeError``."""
 
@@ -56,6 +55,7 @@ def _utf8_only(reader: Callable[..., Iterator[Document]]) -> Callable[..., Itera
             raise DataError(path, f"not UTF-8 text ({exc.reason}); convert the file to UTF-8") from None
 
     return read
+
 
 def open_text(path: Path) -> IO[str]:
     """Open a text file for reading as UTF-8, transparently decompressing ``.gz``."""
