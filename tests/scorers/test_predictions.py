@@ -73,5 +73,5 @@ def test_malformed_lines_name_file_and_line(tmp_path: Path, line: str, message: 
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="cannot read predictions"):
+    with pytest.raises(DataError, match="absent.jsonl: no such file"):
         score_predictions(single_task(), tmp_path / "absent.jsonl")

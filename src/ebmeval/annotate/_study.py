@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, DataError, UsageError
+from ..tasks import read_jsonl
 from ._design import latin_square_plan
 from ._forms import Form, build_form
 from ._models import (
@@ -120,22 +120,7 @@ def _need(obj: dict[str, Any], key: str, kind: type, path: Path, line: int) -> A
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(path, f"cannot be read ({exc.strerror})") from exc
-    rows = []
-    for n, text in enumerate(lines, 1):
-        if not text.strip():
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"is not valid JSON ({exc.msg})", line=n) from exc
-        if not isinstance(obj, dict):
-            raise DataError(path, "must hold one JSON object per line", line=n)
-        rows.append((n, obj))
-    return rows
+    return list(read_jsonl(path))
 
 
 def items_from_file(path: str | Path) -> tuple[list[SourceItem], list[str]]:

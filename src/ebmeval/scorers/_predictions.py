@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .._util.errors import DataError
 from ..models import Model
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Task
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Task, read_jsonl
 
 
 def read_predictions(path: str | Path) -> list[tuple[int, str, str, bool]]:
@@ -23,19 +22,7 @@ def read_predictions(path: str | Path) -> list[tuple[int, str, str, bool]]:
     """
     rows = []
     seen: dict[str, int] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise DataError(path, f"cannot read predictions: {exc.strerror}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(path, f"invalid JSON: {exc.msg}", line=number) from None
-        if not isinstance(record, dict):
-            raise DataError(path, "expected a JSON object", line=number)
+    for number, record in read_jsonl(path):
         key = record.get("id")
         if isinstance(key, bool) or not isinstance(key, str | int):
             raise DataError(path, "needs a string or integer", line=number, field="id", value=key)

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._util.errors import DataError
-from ..tasks import Document, Sample
+from ..tasks import Document, Sample, read_jsonl
 
 
 class Study(BaseModel):
@@ -70,30 +70,17 @@ def load_jsonl(path: str | Path) -> list[SynthesisItem]:
     source = Path(path)
     items: list[SynthesisItem] = []
     seen: set[str] = set()
-    try:
-        handle = open(source, encoding="utf-8")
-    except OSError as exc:
-        raise DataError(source, f"cannot read ({exc.strerror})") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(source, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(source, "expected a JSON object", line=number)
-            try:
-                item = SynthesisItem.model_validate(record)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(part) for part in first["loc"])
-                raise DataError(source, first["msg"], line=number, field=where or None) from None
-            if item.id in seen:
-                raise DataError(source, "duplicate id", line=number, field="id", value=item.id)
-            seen.add(item.id)
-            items.append(item)
+    for number, record in read_jsonl(source):
+        try:
+            item = SynthesisItem.model_validate(record)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise DataError(source, first["msg"], line=number, field=where or None) from None
+        if item.id in seen:
+            raise DataError(source, "duplicate id", line=number, field="id", value=item.id)
+        seen.add(item.id)
+        items.append(item)
     return items
 
 
@@ -177,17 +164,7 @@ def load_medmeta(
 
 
 def _jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(path, "expected a JSON object", line=number)
-            yield number, record
+    return read_jsonl(path)
 
 
 def _m3_title(pico: Mapping[str, str]) -> str:
