@@ -707,3 +707,16 @@ def retrieval_eval(
             built = get_retriever(kind, list(bench.documents))
             reports.append(evaluate_retrieval(built, bench, name=kind))
     typer.echo(retrieval_table(reports))
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+def factuality(ctx: typer.Context) -> None:
+    """Factuality analysis: validate a judge against gold labels, or analyse judged summaries (see --help)."""
+    from ..factuality.__main__ import main as factuality_main
+
+    code = factuality_main(ctx.args)
+    if code:
+        raise typer.Exit(code)

@@ -1,4 +1,4 @@
-"""Command line of the factuality analysis: ``python -m ebmeval.factuality {run,validate,analyze}``.
+"""The factuality analysis: ``ebmeval factuality {run,validate,analyze}`` (or ``python -m ebmeval.factuality``).
 
 * ``run TASK``: run a ``factuality/*`` task (``--limit``, ``--model``, ``--judge``, ``--arg k=v``)
   and print the run id;
@@ -96,7 +96,7 @@ def _analyze(args: argparse.Namespace) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (2 for a usage error)."""
-    parser = argparse.ArgumentParser(prog="python -m ebmeval.factuality", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ebmeval factuality", description=__doc__.splitlines()[0])
     parser.add_argument("--store", default=DEFAULT_STORE, help="run store path")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run a factuality task")
