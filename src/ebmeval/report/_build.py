@@ -240,8 +240,7 @@ class Report:
 
     def _varying(self) -> set[str]:
         """Task options whose values differ between the runs (they name the columns)."""
-        keys = {k for r in self.runs for k in r.config.get("task_args", {})}
-        return {k for k in keys if len({json.dumps(r.config.get("task_args", {}).get(k)) for r in self.runs}) > 1}
+        return _varying_args(self.runs)
 
 
 def collect(
@@ -290,12 +289,18 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
 
 
 def _labels(runs: Sequence[RunRecord]) -> dict[str, str]:
-    """Short readable names: task · model, plus the run id when two would collide."""
-    base = {r.run_id: f"{r.task} · {r.model.split('/')[-1]}" for r in runs}
+    """Short names: task, with the options that differ between runs, and model; the run id if still ambiguous."""
+    varying = _varying_args(runs)
+    base = {r.run_id: f"{_task_label(r, varying)} · {r.model.split('/')[-1]}" for r in runs}
     counts: dict[str, int] = {}
     for label in base.values():
         counts[label] = counts.get(label, 0) + 1
     return {rid: (f"{label} ({rid[:6]})" if counts[label] > 1 else label) for rid, label in base.items()}
+
+
+def _varying_args(runs: Sequence[RunRecord]) -> set[str]:
+    keys = {k for r in runs for k in r.config.get("task_args", {})}
+    return {k for k in keys if len({json.dumps(r.config.get("task_args", {}).get(k)) for r in runs}) > 1}
 
 
 def _task_label(run: RunRecord, varying: set[str]) -> str:
