@@ -2,7 +2,9 @@
 
 from . import (
     caremedeval,
+    extraction,
     factuality,
+    lfqa,
     mcq_file,
     medthink,
     medthink_reasoning,
@@ -14,7 +16,9 @@ from . import (
 
 __all__ = [
     "caremedeval",
+    "extraction",
     "factuality",
+    "lfqa",
     "mcq_file",
     "medthink",
     "medthink_reasoning",

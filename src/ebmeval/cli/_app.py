@@ -225,6 +225,11 @@ def show(
         )
         return
     summary = summarize(runs, record.run_id, by=by)
+    extraction = None
+    if "triplet-f1" in runs.scorers(record.run_id):
+        from ..scorers import micro_f1
+
+        extraction = micro_f1(runs, record.run_id)
     if as_json:
         out = summary.as_dict()
         out["config"] = record.config
@@ -236,6 +241,8 @@ def show(
     from ._display import summary_table
 
     Console().print(summary_table(summary, by=by))
+    if extraction is not None:
+        typer.echo(extraction.to_markdown())
 
 
 def _sample_detail(runs: Any, run_id: str, sample_id: str) -> dict[str, Any]:
@@ -720,3 +727,40 @@ def factuality(ctx: typer.Context) -> None:
     code = factuality_main(ctx.args)
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def arena(
+    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same long-form task.")],
+    role: Annotated[list[str], typer.Option("--role", help="The judge, judge=SPEC.")],
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Judge provider option KEY=VALUE.")] = None,
+    axis: Annotated[list[str] | None, typer.Option("--axis", help="Axis to judge (repeatable; default all).")] = None,
+    k: Annotated[float, typer.Option(help="Elo K factor.")] = 40,
+    limit: Annotated[int | None, typer.Option(help="Judge only the first N shared questions.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Comparisons judged at once.")] = 4,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens of a verdict.")] = 96,
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Pairwise arena: each pair judged in both orders on each axis; Elo and Bradley–Terry with CIs."""
+    from .._util.errors import ConfigError
+    from ..arena import AXES, run_arena
+    from ..models import ResponseCache, get_model
+
+    specs = {k_: str(v) for k_, v in _key_values(role, "--role").items()}
+    if "judge" not in specs:
+        raise ConfigError("--role", "name the judge: --role judge=SPEC")
+    judge = get_model(specs["judge"], cache=ResponseCache(), **_key_values(model_arg, "--model-arg"))
+    result = run_arena(
+        store,
+        run_ids,
+        judge=judge,
+        axes=tuple(axis) if axis else tuple(AXES),
+        k=k,
+        seed=seed,
+        concurrency=concurrency,
+        limit=limit,
+        max_tokens=max_tokens,
+    )
+    typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())

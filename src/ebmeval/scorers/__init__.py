@@ -16,6 +16,13 @@ from ._extract import choice_parser, parse_choices, strip_reasoning
 from ._predictions import ascore_predictions, read_predictions, score_predictions
 
 __all__ = [
+    "Counts",
+    "MicroF1",
+    "TripletF1",
+    "micro_f1",
+    "parse_triplets",
+    "triplet_f1",
+    "triplet_parser",
     "LCA_CREDIT",
     "Accuracy",
     "MultiAnswer",
@@ -37,3 +44,12 @@ __all__ = [
 ]
 
 from . import judges, text  # noqa: E402  (subpackages; importing them registers their scorers)
+from ._triplets import (  # noqa: E402  (uses judges._parse)
+    Counts,
+    MicroF1,
+    TripletF1,
+    micro_f1,
+    parse_triplets,
+    triplet_f1,
+    triplet_parser,
+)

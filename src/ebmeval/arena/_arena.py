@@ -1,0 +1,488 @@
+"""Pairwise arena over stored runs: judge every pair of answers in both orders, then rate the systems.
+
+A *system* is one run of a long-form task (same task, different model or system prompt). For each
+question answered by every run and each pair of runs (a, b), the judge sees the two answers twice:
+a shown as A and b as B, then b as A and a as B. Each order gives a verdict per axis (A, B or tie),
+mapped back to the systems. Per axis the two verdicts are combined into one match:
+
+* both orders agree → that outcome (a win for one system, or a tie);
+* they disagree → a tie, and the comparison counts as **position bias** (the verdict followed the
+  position rather than the answer); rate = inconsistent / comparisons with both verdicts read;
+* only one order could be read (after the judge's one retry) → that verdict alone;
+* neither → no match (counted as unjudged).
+
+Ratings per axis from the matches: sequential Elo (:func:`ebmeval.stats.elo_ratings`, initial 1000,
+K = ``k``) and Bradley–Terry (:func:`ebmeval.stats.bradley_terry`), both with bootstrap intervals.
+
+Length bias per axis, over decisive matches (not ties) between answers of different length
+(words, whitespace-split): the share won by the longer answer with a percentile bootstrap interval
+(:func:`ebmeval.stats.bootstrap_ci`), and the point-biserial correlation between "a won" (1/0) and
+the length difference len(a) − len(b) (Pearson r of a binary and a continuous variable,
+:func:`ebmeval.stats.pearson`, Fisher-z interval). A share near 1/2 and r near 0 mean no length bias.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._util.errors import ConfigError, UsageError
+from .._util.hashing import stable_hash
+from ..models import GenerateConfig, Model
+from ..scorers.judges import ask
+from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
+from ..store import RunRecord, RunStore
+from ..tasks import Sample, SampleContext
+from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise, verdict_form
+from ._memo import ArenaSteps
+
+JUDGE_MAX_TOKENS = 96
+"""Reply budget of one pairwise judgement (one short line per axis)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One question judged for one pair of systems, in both orders.
+
+    Attributes:
+        sample_id: The question.
+        a: Run id of the first system of the pair.
+        b: Run id of the second.
+        ab: Verdicts per axis with a shown first (in system terms: ``"a"``, ``"b"`` or ``"tie"``), or ``None``.
+        ba: Verdicts per axis with b shown first, in system terms, or ``None``.
+        length_a: Words in a's answer.
+        length_b: Words in b's answer.
+    """
+
+    sample_id: str
+    a: str
+    b: str
+    ab: dict[str, str] | None
+    ba: dict[str, str] | None
+    length_a: int
+    length_b: int
+
+    def outcome(self, axis: str) -> tuple[str | None, bool]:
+        """The combined outcome (``"a"``, ``"b"``, ``"tie"`` or ``None``) and whether the orders disagreed."""
+        first = self.ab.get(axis) if self.ab else None
+        second = self.ba.get(axis) if self.ba else None
+        if first is not None and second is not None:
+            return (first, False) if first == second else ("tie", True)
+        return first if first is not None else second, False
+
+
+@dataclass(frozen=True)
+class LengthBias:
+    """Whether the judge prefers longer answers (formulas in the module docstring).
+
+    Attributes:
+        longer_won: Share of decisive matches of unequal length won by the longer answer, with a
+            bootstrap interval; ``None`` with fewer than two such matches.
+        correlation: Point-biserial r between "a won" and len(a) − len(b); ``None`` when undefined
+            (fewer than three decisive matches, or a constant variable).
+        n: Decisive matches of unequal length.
+    """
+
+    longer_won: Estimate | None
+    correlation: TestResult | None
+    n: int
+
+
+@dataclass(frozen=True)
+class AxisResult:
+    """The arena's results on one axis.
+
+    Attributes:
+        axis: Axis name.
+        elo: Elo ratings with bootstrap intervals.
+        bradley_terry: Bradley–Terry ratings with bootstrap intervals, or ``None`` when they do not
+            exist (a system won or lost every comparison); ``bt_note`` says why.
+        record: Wins, losses and ties of each system (run id → (wins, losses, ties)).
+        matches: Combined matches used for the ratings.
+        position_bias: Comparisons whose two orders disagreed.
+        both_orders: Comparisons with both orders read (the denominator of the rate).
+        unjudged: Comparisons with neither order read.
+        length_bias: The length-bias check.
+    """
+
+    axis: str
+    elo: Ratings
+    bradley_terry: Ratings | None
+    bt_note: str | None
+    record: dict[str, tuple[int, int, int]]
+    matches: int
+    position_bias: int
+    both_orders: int
+    unjudged: int
+    length_bias: LengthBias
+
+    @property
+    def position_bias_rate(self) -> float | None:
+        """position_bias / both_orders."""
+        return self.position_bias / self.both_orders if self.both_orders else None
+
+
+@dataclass
+class ArenaResult:
+    """Everything :func:`run_arena` found.
+
+    Attributes:
+        arena_id: Key of the arena's stored judge steps (same runs, judge, axes → same id).
+        systems: Run id → label (model and task options).
+        questions: Questions answered by every run and compared.
+        comparisons: Every comparison with its verdicts.
+        axes: Results per axis.
+        judge: Name of the judge model.
+    """
+
+    arena_id: str
+    systems: dict[str, str]
+    questions: int
+    comparisons: list[Comparison]
+    axes: dict[str, AxisResult] = field(default_factory=dict)
+    judge: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (what ``ebmeval arena --json`` prints)."""
+
+        def ratings(r: Ratings | None) -> dict[str, Any] | None:
+            if r is None:
+                return None
+            return {run: {"value": r.value[run], "ci": list(r.ci[run])} for run in r.value}
+
+        def estimate(e: Estimate | TestResult | None) -> dict[str, Any] | None:
+            return None if e is None else {"value": e.value, "ci": None if e.ci is None else list(e.ci), "n": e.n}
+
+        return {
+            "arena_id": self.arena_id,
+            "judge": self.judge,
+            "systems": self.systems,
+            "questions": self.questions,
+            "axes": {
+                axis: {
+                    "elo": ratings(r.elo),
+                    "bradley_terry": ratings(r.bradley_terry),
+                    "bradley_terry_note": r.bt_note,
+                    "record": {
+                        run: dict(zip(("wins", "losses", "ties"), wlt, strict=True)) for run, wlt in r.record.items()
+                    },
+                    "matches": r.matches,
+                    "position_bias": r.position_bias,
+                    "both_orders": r.both_orders,
+                    "position_bias_rate": r.position_bias_rate,
+                    "unjudged": r.unjudged,
+                    "length_bias": {
+                        "n": r.length_bias.n,
+                        "longer_won": estimate(r.length_bias.longer_won),
+                        "point_biserial": estimate(r.length_bias.correlation),
+                    },
+                }
+                for axis, r in self.axes.items()
+            },
+        }
+
+    def to_markdown(self) -> str:
+        """Tables per axis: Elo and Bradley–Terry with intervals, record, position and length bias."""
+        lines = [
+            f"# Arena {self.arena_id}",
+            "",
+            f"Judge: {self.judge}; {len(self.systems)} systems, {self.questions} questions, "
+            f"{len(self.comparisons)} comparisons, each judged in both orders.",
+            "",
+            "| system | run | label |",
+            "|---|---|---|",
+        ]
+        names = _short_names(self.systems)
+        lines += [f"| {names[run]} | {run} | {label} |" for run, label in self.systems.items()]
+        for result in self.axes.values():
+            lines += ["", f"## {result.axis}", ""]
+            lines += [
+                "| system | Elo | Elo 95% CI | BT | BT 95% CI | W | L | T |",
+                "|---|---:|---|---:|---|---:|---:|---:|",
+            ]
+            order = sorted(self.systems, key=lambda run: -result.elo.value[run])
+            for run in order:
+                bt = result.bradley_terry
+                bt_value = f"{bt.value[run]:.0f}" if bt else "–"
+                bt_ci = _interval(bt.ci[run]) if bt else "–"
+                w, lost, t = result.record[run]
+                lines.append(
+                    f"| {names[run]} | {result.elo.value[run]:.0f} | {_interval(result.elo.ci[run])} | "
+                    f"{bt_value} | {bt_ci} | {w} | {lost} | {t} |"
+                )
+            rate = result.position_bias_rate
+            shown = "–" if rate is None else f"{rate:.2f}"
+            lines += [
+                "",
+                f"Matches: {result.matches}; position bias: {result.position_bias} of {result.both_orders} "
+                f"comparisons judged in both orders (rate {shown}); unjudged: {result.unjudged}.",
+            ]
+            if result.bt_note:
+                lines.append(f"Bradley–Terry: {result.bt_note}")
+            lines.append(_length_line(result.length_bias))
+        return "\n".join(lines)
+
+
+def _short_names(systems: dict[str, str]) -> dict[str, str]:
+    return {run: chr(ord("A") + i) if i < 26 else run[:8] for i, run in enumerate(systems)}
+
+
+def _interval(ci: tuple[float, float]) -> str:
+    return f"{ci[0]:.0f}–{ci[1]:.0f}"
+
+
+def _length_line(bias: LengthBias) -> str:
+    parts = [f"Length bias ({bias.n} decisive matches of unequal length):"]
+    if bias.longer_won is not None and bias.longer_won.ci is not None:
+        low, high = bias.longer_won.ci
+        parts.append(f"longer answer won {bias.longer_won.value:.2f} (95% CI {low:.2f}–{high:.2f});")
+    else:
+        parts.append("longer-answer share undefined;")
+    if bias.correlation is not None and bias.correlation.value is not None and bias.correlation.ci is not None:
+        low, high = bias.correlation.ci
+        parts.append(f"point-biserial r = {bias.correlation.value:.2f} (95% CI {low:.2f}–{high:.2f}).")
+    else:
+        parts.append("point-biserial r undefined.")
+    return " ".join(parts)
+
+
+def _label(run: RunRecord) -> str:
+    options = {k: v for k, v in run.config.get("task_args", {}).items() if v not in (None, "", [], {})}
+    shown = ", ".join(f"{k}={v!r}" for k, v in sorted(options.items()))
+    return f"{run.model} ({shown})" if shown else run.model
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _to_systems(verdicts: dict[str, Verdict] | None, first_is_a: bool) -> dict[str, str] | None:
+    if verdicts is None:
+        return None
+    mapping = {"A": "a", "B": "b"} if first_is_a else {"A": "b", "B": "a"}
+    return {axis: mapping.get(v, "tie") for axis, v in verdicts.items()}
+
+
+def _length_bias(comparisons: Sequence[Comparison], axis: str, seed: int) -> LengthBias:
+    a_won: list[float] = []
+    difference: list[float] = []
+    for c in comparisons:
+        outcome, _ = c.outcome(axis)
+        if outcome in ("a", "b") and c.length_a != c.length_b:
+            a_won.append(1.0 if outcome == "a" else 0.0)
+            difference.append(float(c.length_a - c.length_b))
+    longer = [float((d > 0) == (w == 1.0)) for w, d in zip(a_won, difference, strict=True)]
+    share = bootstrap_ci(np.array(longer), n_resamples=2000, seed=seed) if len(longer) >= 2 else None
+    try:
+        correlation: TestResult | None = pearson(a_won, difference)
+    except StatsInputError:
+        correlation = None
+    return LengthBias(share, correlation, len(longer))
+
+
+def _axis_result(
+    axis: str, comparisons: Sequence[Comparison], runs: Sequence[str], *, k: float, n_bootstrap: int, seed: int
+) -> AxisResult:
+    matches: list[tuple[str, str, str]] = []
+    record = {run: [0, 0, 0] for run in runs}
+    position_bias = both = unjudged = 0
+    for c in comparisons:
+        outcome, inconsistent = c.outcome(axis)
+        if c.ab is not None and c.ba is not None:
+            both += 1
+        position_bias += inconsistent
+        if outcome is None:
+            unjudged += 1
+            continue
+        matches.append((c.a, c.b, outcome))
+        if outcome == "tie":
+            record[c.a][2] += 1
+            record[c.b][2] += 1
+        else:
+            winner, loser = (c.a, c.b) if outcome == "a" else (c.b, c.a)
+            record[winner][0] += 1
+            record[loser][1] += 1
+    if not matches:
+        raise UsageError(f"axis '{axis}': no comparison could be judged; check the judge's replies")
+    elo = elo_ratings(matches, k=k, n_bootstrap=n_bootstrap, seed=seed)
+    bt: Ratings | None
+    try:
+        bt, note = bradley_terry(matches, n_bootstrap=n_bootstrap, seed=seed), None
+    except StatsInputError as exc:
+        bt, note = None, str(exc)
+    return AxisResult(
+        axis=axis,
+        elo=elo,
+        bradley_terry=bt,
+        bt_note=note,
+        record={run: (w, lost, t) for run, (w, lost, t) in record.items()},
+        matches=len(matches),
+        position_bias=position_bias,
+        both_orders=both,
+        unjudged=unjudged,
+        length_bias=_length_bias(comparisons, axis, seed),
+    )
+
+
+def _answers(store: RunStore, run: RunRecord) -> dict[str, tuple[Sample, str]]:
+    return {
+        sample.id: (sample, generation.output)
+        for sample, generation in store.generations(run.run_id)
+        if generation.epoch == 0 and generation.answer.parsed
+    }
+
+
+async def _judge_pair(
+    steps: ArenaSteps,
+    arena_id: str,
+    judge: Model,
+    sample: Sample,
+    answers: tuple[tuple[str, str], tuple[str, str]],
+    axes: Sequence[str],
+    config: GenerateConfig,
+) -> Comparison:
+    (run_a, text_a), (run_b, text_b) = answers
+    ctx = SampleContext({"judge": judge}, steps.memo(arena_id, f"{sample.id}|{run_a}|{run_b}"))
+    strict = STRICT.render(form=verdict_form(axes))
+
+    def parse(text: str) -> dict[str, Verdict] | None:
+        return parse_pairwise(text, axes)
+
+    ab = await ask(ctx, "arena/ab", render_pairwise(sample.input, text_a, text_b, axes), parse, strict, config=config)
+    ba = await ask(ctx, "arena/ba", render_pairwise(sample.input, text_b, text_a, axes), parse, strict, config=config)
+    return Comparison(
+        sample_id=sample.id,
+        a=run_a,
+        b=run_b,
+        ab=_to_systems(ab.value, first_is_a=True),
+        ba=_to_systems(ba.value, first_is_a=False),
+        length_a=_words(text_a),
+        length_b=_words(text_b),
+    )
+
+
+async def arun_arena(
+    store_path: str | Path,
+    run_ids: Sequence[str],
+    *,
+    judge: Model,
+    axes: Sequence[str] = tuple(AXES),
+    k: float = 40.0,
+    seed: int = 0,
+    concurrency: int = 4,
+    limit: int | None = None,
+    n_bootstrap: int = 1000,
+    max_tokens: int = JUDGE_MAX_TOKENS,
+) -> ArenaResult:
+    """:func:`run_arena` for callers already inside an event loop."""
+    unknown = [a for a in axes if a not in AXES]
+    if unknown or not axes:
+        raise ConfigError("axes", f"must be a non-empty subset of {', '.join(AXES)}; unknown: {', '.join(unknown)}")
+    if concurrency < 1:
+        raise ConfigError("concurrency", f"must be at least 1, not {concurrency}")
+    store = RunStore(store_path)
+    try:
+        runs = [store.get_run(r) for r in run_ids]
+        ids = list(dict.fromkeys(r.run_id for r in runs))
+        if len(ids) < 2:
+            raise UsageError("an arena needs at least two different runs")
+        tasks = {r.task for r in runs}
+        if len(tasks) > 1:
+            raise UsageError(f"the runs answer different tasks ({', '.join(sorted(tasks))}); compare runs of one task")
+        by_run = {r.run_id: _answers(store, r) for r in runs}
+        systems = {r.run_id: _label(r) for r in runs}
+    finally:
+        store.close()
+    # Pairs and question order follow the sorted run ids, so the comparison keys of the stored judge
+    # steps do not depend on the order in which the runs were named.
+    ordered = sorted(ids)
+    common = [s for s in by_run[ordered[0]] if all(s in by_run[r] for r in ordered[1:])]
+    if not common:
+        raise UsageError("no question has a parsed answer in every run")
+    common = common[:limit] if limit is not None else common
+    arena_id = stable_hash(
+        {
+            "runs": sorted(ids),
+            "judge": judge.api.describe(),
+            "axes": list(axes),
+            "prompt": PAIRWISE.id,
+            "tokens": max_tokens,
+        },
+        16,
+    )
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    steps = ArenaSteps(store_path)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(sample_id: str, a: str, b: str) -> Comparison:
+        async with gate:
+            sample = by_run[a][sample_id][0]
+            pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
+            return await _judge_pair(steps, arena_id, judge, sample, pair, axes, config)
+
+    try:
+        comparisons = list(
+            await asyncio.gather(*(one(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)))
+        )
+    finally:
+        steps.close()
+    result = ArenaResult(arena_id, systems, len(common), comparisons, judge=judge.name)
+    for axis in axes:
+        result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)
+    return result
+
+
+def run_arena(
+    store_path: str | Path,
+    run_ids: Sequence[str],
+    *,
+    judge: Model,
+    axes: Sequence[str] = tuple(AXES),
+    k: float = 40.0,
+    seed: int = 0,
+    concurrency: int = 4,
+    limit: int | None = None,
+    n_bootstrap: int = 1000,
+    max_tokens: int = JUDGE_MAX_TOKENS,
+) -> ArenaResult:
+    """Judge the answers of two or more runs pairwise on ``axes`` and rate the runs (see the module docstring).
+
+    Judge calls are steps ``arena/ab`` and ``arena/ba`` (and ``…/retry``) of each comparison, stored
+    in the run store's ``arena_steps`` table under the arena id, so an interrupted arena resumes
+    without repeating a finished judgement.
+
+    Args:
+        store_path: The run store holding the runs.
+        run_ids: Two or more runs of the same task (ids or unambiguous prefixes).
+        judge: The judge model (role ``judge``).
+        axes: Axes to judge, a subset of :data:`AXES`.
+        k: Elo K-factor.
+        seed: Seed of the bootstrap intervals.
+        concurrency: Comparisons judged at once.
+        limit: Compare only the first ``limit`` shared questions.
+        n_bootstrap: Bootstrap replicates of the rating intervals.
+        max_tokens: Reply budget of one judgement.
+
+    Returns:
+        The per-axis tables (:class:`ArenaResult`).
+    """
+    return asyncio.run(
+        arun_arena(
+            store_path,
+            run_ids,
+            judge=judge,
+            axes=axes,
+            k=k,
+            seed=seed,
+            concurrency=concurrency,
+            limit=limit,
+            n_bootstrap=n_bootstrap,
+            max_tokens=max_tokens,
+        )
+    )

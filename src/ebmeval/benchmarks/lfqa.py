@@ -1,0 +1,180 @@
+"""Long-form consumer-health question answering: free-text answers to compare in an arena.
+
+* ``lfqa/liveqa``: the 104 TREC 2017 LiveQA Medical test questions (167 reference answers).
+* ``lfqa/medicationqa``: 651 consumer medication questions (MedInfo 2019), each with its answers.
+* ``lfqa/healthsearchqa``: 3,156 consumer search questions (Med-PaLM), no reference answers.
+
+The workflow sends the question (optionally after a system prompt) and keeps the reply as the
+answer. These tasks have no built-in scorer: answers are compared pairwise by
+:func:`ebmeval.arena.run_arena`. Where references exist, ``sample.target`` is the first reference
+answer and ``metadata["references"]`` holds all of them, so ``ebmeval rescore RUN --scorer
+text/rouge-l`` also works. Data card: ``docs/tasks/lfqa.md``; data built by
+``scripts/build_lfqa_data.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .._util.errors import ConfigError
+from .._util.hashing import stable_hash
+from ..models import GenerateConfig, system, user
+from ..tasks import Sample, SampleContext, Task, WorkflowResult, task
+from ._data import read_records, require
+
+LIVEQA = "lfqa_liveqa.jsonl.gz"
+MEDICATIONQA = "lfqa_medicationqa.jsonl.gz"
+HEALTHSEARCHQA = "lfqa_healthsearchqa.jsonl.gz"
+
+PROMPT_VERSION = 1
+PROMPT = "Answer this question from a member of the public about their health.\n\nQuestion: {question}"
+
+LiveQAQuestion = Literal["original", "paraphrase", "summary"]
+
+
+class LongFormAnswer:
+    """One call answering the question in free text; the optional system prompt goes first.
+
+    Args:
+        system_prompt: Sent as the system message when given.
+    """
+
+    name = "long-form"
+
+    def __init__(self, system_prompt: str | None = None) -> None:
+        self.system_prompt = system_prompt
+
+    @property
+    def version(self) -> str:
+        """A short hash of what shapes the prompt."""
+        return stable_hash([PROMPT_VERSION, PROMPT, self.system_prompt], 8)
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """Answer ``sample``'s question."""
+        chat = [system(self.system_prompt)] if self.system_prompt else []
+        output = await ctx.generate("answer", [*chat, user(PROMPT.format(question=sample.input))])
+        return WorkflowResult(output=output.text.strip())
+
+
+def load_liveqa(question: LiveQAQuestion = "original") -> list[Sample]:
+    """LiveQA Medical test questions.
+
+    Args:
+        question: ``original`` (the consumer's subject and message, as sent), ``paraphrase``
+            (NIST's rewording) or ``summary`` (NLM's summary).
+    """
+    if question not in ("original", "paraphrase", "summary"):
+        raise ConfigError("question", f"must be original, paraphrase or summary, not {question!r}")
+    samples = []
+    for line, record in enumerate(read_records(LIVEQA), start=1):
+        require(record, ("id", "subject", "message", "paraphrase", "summary", "answers"), LIVEQA, line)
+        if question == "original":
+            text = f"{record['subject']}\n{record['message']}" if record["subject"] else record["message"]
+        else:
+            text = record[question]
+        references = [a["text"] for a in record["answers"]]
+        samples.append(
+            Sample(
+                id=record["id"],
+                input=text,
+                target=references[0] if references else "",
+                metadata={
+                    "references": references,
+                    "focus": record.get("focus", []),
+                    "type": record.get("types", []),
+                    "paraphrase": record["paraphrase"],
+                },
+            )
+        )
+    return samples
+
+
+def load_medicationqa() -> list[Sample]:
+    """MedicationQA questions; a question asked in several upstream rows has all their answers."""
+    samples = []
+    for line, record in enumerate(read_records(MEDICATIONQA), start=1):
+        require(record, ("id", "question", "answers"), MEDICATIONQA, line)
+        references = [a["text"] for a in record["answers"]]
+        samples.append(
+            Sample(
+                id=record["id"],
+                input=record["question"],
+                target=references[0] if references else "",
+                metadata={"references": references, "focus": record.get("focus"), "type": record.get("type")},
+            )
+        )
+    return samples
+
+
+def load_healthsearchqa() -> list[Sample]:
+    """HealthSearchQA questions (no reference answers)."""
+    samples = []
+    for line, record in enumerate(read_records(HEALTHSEARCHQA), start=1):
+        require(record, ("id", "question"), HEALTHSEARCHQA, line)
+        samples.append(Sample(id=record["id"], input=record["question"]))
+    return samples
+
+
+def _task(name: str, samples: list[Sample], system_prompt: str | None, max_tokens: int, source: str) -> Task:
+    workflow = LongFormAnswer(system_prompt)
+    return Task(
+        name=name,
+        dataset=samples,
+        workflow=workflow,
+        scorers=[],
+        version=f"1-{workflow.version}",
+        generate_config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        metadata={"card": "docs/tasks/lfqa.md", "source": source},
+    )
+
+
+@task("lfqa/liveqa")
+def liveqa(question: LiveQAQuestion = "original", system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+    """Free-text answers to the TREC 2017 LiveQA Medical test questions.
+
+    Args:
+        question: ``original``, ``paraphrase`` or ``summary`` form of the question.
+        system_prompt: Role prompt sent as the system message.
+        max_tokens: Answer length budget.
+    """
+    return _task(
+        "lfqa/liveqa",
+        load_liveqa(question),
+        system_prompt,
+        max_tokens,
+        "abachaa/LiveQA_MedicalTask_TREC2017@3f5a42ccbaa0b8ff1c665a6dc23785740ab0f09f",
+    )
+
+
+@task("lfqa/medicationqa")
+def medicationqa(system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+    """Free-text answers to MedicationQA consumer medication questions.
+
+    Args:
+        system_prompt: Role prompt sent as the system message.
+        max_tokens: Answer length budget.
+    """
+    return _task(
+        "lfqa/medicationqa",
+        load_medicationqa(),
+        system_prompt,
+        max_tokens,
+        "abachaa/Medication_QA_MedInfo2019@8756adc5f4bb99f6bcff690a13921337d9f9bb7e",
+    )
+
+
+@task("lfqa/healthsearchqa")
+def healthsearchqa(system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+    """Free-text answers to HealthSearchQA consumer search questions (no references).
+
+    Args:
+        system_prompt: Role prompt sent as the system message.
+        max_tokens: Answer length budget.
+    """
+    return _task(
+        "lfqa/healthsearchqa",
+        load_healthsearchqa(),
+        system_prompt,
+        max_tokens,
+        "shr7q/MedQA@d51134c9ea8d2426146b46779657d8ba1841f0cf data/corpus.json (copy of Med-PaLM's HealthSearchQA)",
+    )
