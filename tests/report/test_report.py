@@ -167,3 +167,30 @@ def test_judge_versus_human_section(tmp_path: Path) -> None:
     files = write_report(data, tmp_path / "rep")
     assert "Judge versus human" in files.markdown.read_text()
     assert any(p.stem == "human-0" for p in files.figures)
+
+
+class SnippetWorkflow:
+    name = "snippets"
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        # three snippets of gold article 7, then one of gold article 9; two gold articles in all
+        pmids = ["7", "7", "7", "9"]
+        ranked = [
+            RetrievedDocument(
+                document=Document(id=f"s{i}", text="t", metadata={"pmid": p}), score=1.0, rank=i + 1, gold=True
+            )
+            for i, p in enumerate(pmids)
+        ]
+        return WorkflowResult(output="A", retrieved=ranked)
+
+
+def test_recall_counts_each_gold_article_once(tmp_path: Path) -> None:
+    task = toy_task(1)
+    task.dataset = [s.model_copy(update={"metadata": {"pmids": ["7", "9"]}}) for s in task.dataset]
+    task.workflow = SnippetWorkflow()
+    result = run(
+        RunConfig(task="toy", store=str(tmp_path / "r.sqlite"), cache=False),
+        task=task,
+        models={"model": scripted_model()},
+    )
+    assert recall_curve(RunStore(tmp_path / "r.sqlite"), result.run.run_id) == pytest.approx([0.5, 0.5, 0.5, 1.0])

@@ -268,19 +268,30 @@ def collect(
 def recall_curve(store: RunStore, run_id: str) -> list[float]:
     """Mean recall@k for k = 1 … depth over samples whose retrieved documents carry gold flags.
 
-    recall@k = |gold ∩ top-k| / |gold|, where |gold| counts the sample's gold documents
-    (``sample.metadata["gold_ids"]`` when given, else the gold-flagged documents retrieved).
+    recall@k = |distinct gold sources in the top k| / |gold sources|. A source is the gold id a
+    document matches (its id, else its PMID), so several snippets of one gold article count once;
+    |gold sources| is ``len(sample.metadata["gold_ids" or "pmids"])`` when given, else the number of
+    distinct gold sources retrieved.
     """
     curves: list[NDArray[np.float64]] = []
     for sample, generation in store.generations(run_id):
         retrieved = generation.retrieved or []
         if not retrieved or all(r.gold is None for r in retrieved):
             continue
-        flags = np.array([bool(r.gold) for r in sorted(retrieved, key=lambda r: r.rank)], dtype=float)
-        gold_ids = sample.metadata.get("gold_ids")
-        total = len(gold_ids) if isinstance(gold_ids, list) and gold_ids else int(flags.sum())
+        given = sample.metadata.get("gold_ids", sample.metadata.get("pmids"))
+        gold_ids = {str(x) for x in given} if isinstance(given, list) else set()
+        seen: set[str] = set()
+        found = []
+        for hit in sorted(retrieved, key=lambda r: r.rank):
+            document = hit.document
+            source = document.id if document.id in gold_ids else str(document.metadata.get("pmid", document.id))
+            new = bool(hit.gold) and source not in seen
+            if new:
+                seen.add(source)
+            found.append(1.0 if new else 0.0)
+        total = len(gold_ids) or len(seen)
         if total:
-            curves.append(np.cumsum(flags) / total)
+            curves.append(np.cumsum(found) / total)
     if not curves:
         return []
     depth = max(c.size for c in curves)
