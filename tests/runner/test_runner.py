@@ -154,3 +154,18 @@ def test_kill_9_halfway_then_rerun_completes_without_repeats(tmp_path: Path) -> 
     assert not [c for c in calls_after if c.split()[1].rstrip(":") in finished_before]
     assert len([c for c in calls_after if c in calls_before]) <= 1
     assert len(calls_before) + len(calls_after) <= 24 + 1
+
+
+def test_limit_takes_a_seeded_subset_that_spans_a_grouped_dataset() -> None:
+    from ebmeval.runner import select_samples
+
+    task = toy_task(40)
+    task.dataset = sorted(task.dataset, key=lambda s: s.target)  # grouped by label, as upstream files often are
+    first = select_samples(task, 10, shuffle=False)
+    assert {s.target for s in first} == {"A"}
+    picked = select_samples(task, 10, shuffle=True, seed=0)
+    assert {s.target for s in picked} == {"A", "B"}
+    assert [s.id for s in picked] == [s.id for s in select_samples(task, 10, shuffle=True, seed=0)]
+    assert [s.id for s in picked] != [s.id for s in select_samples(task, 10, shuffle=True, seed=1)]
+    # a sample's place does not depend on the others: a larger limit extends the subset
+    assert [s.id for s in select_samples(task, 20, shuffle=True, seed=0)][:10] == [s.id for s in picked]

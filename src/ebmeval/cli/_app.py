@@ -55,7 +55,10 @@ def run(
     role: Annotated[
         list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Answer only the first N samples.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Answer only N samples (a seeded random subset).")] = None,
+    no_shuffle: Annotated[
+        bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
+    ] = False,
     seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
     epochs: Annotated[int | None, typer.Option(help="Times each sample is answered.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
@@ -90,6 +93,8 @@ def run(
         flags["generate"] = generate
     if no_cache:
         flags["cache"] = False
+    if no_shuffle:
+        flags["shuffle"] = False
     given = {k: v for k, v in flags.items() if v is not None}
     cfg = load_config(config, given) if config is not None else config_from_flags(**given)
 

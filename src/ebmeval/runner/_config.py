@@ -35,7 +35,10 @@ class RunConfig(BaseModel):
     epochs: int = Field(default=1, ge=1)
     """How many times each sample is answered."""
     limit: int | None = Field(default=None, gt=0)
-    """Answer only the first ``limit`` samples (not part of the run's identity)."""
+    """Answer only ``limit`` samples (not part of the run's identity)."""
+    shuffle: bool = True
+    """Take samples in a seeded random order, so a ``limit`` subset represents the whole dataset
+    (upstream files are often grouped by label); ``False`` keeps the dataset's order."""
     concurrency: int | None = Field(default=None, gt=0)
     """Samples in flight at once; default: what the model serves well."""
     store: str = DEFAULT_STORE

@@ -69,15 +69,22 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     return models
 
 
-def select_samples(task: Task, limit: int | None) -> list[Sample]:
-    """The first ``limit`` samples of the task, refusing duplicate ids."""
-    samples = list(task.dataset[:limit] if limit is not None else task.dataset)
+def select_samples(task: Task, limit: int | None, *, shuffle: bool = False, seed: int = 0) -> list[Sample]:
+    """``limit`` samples of the task, refusing duplicate ids.
+
+    With ``shuffle`` the samples are ordered by sha256(seed, sample id): a seeded order in
+    which a sample's place does not depend on the others, so a subset stays the same when the
+    dataset grows and resumed runs select the same samples.
+    """
+    samples = list(task.dataset)
     seen: set[str] = set()
     for sample in samples:
         if sample.id in seen:
             raise UsageError(f"task '{task.name}' has two samples with id '{sample.id}'")
         seen.add(sample.id)
-    return samples
+    if shuffle:
+        samples.sort(key=lambda s: stable_hash([seed, s.id]))
+    return samples[:limit] if limit is not None else samples
 
 
 def run(
@@ -108,7 +115,7 @@ def run(
     )
     run_id = run_record.run_id
     store.acquire(run_id)
-    samples = select_samples(task, config.limit)
+    samples = select_samples(task, config.limit, shuffle=config.shuffle, seed=config.seed)
     progress = Progress(total=len(samples) * config.epochs)
     started = time.perf_counter()
     status = "interrupted"
