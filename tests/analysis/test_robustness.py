@@ -52,7 +52,7 @@ def stored_run(tmp_path: Path) -> tuple[str, str]:
         roles=("judge",),
     )
     models = {"model": Model(ScriptedModel(answer)), "judge": Model(ScriptedModel(judge, name="scripted/judge"))}
-    result = run(RunConfig(task="medthink/reasoning", store=store), task=task, models=models)
+    result = run(RunConfig(shuffle=False, task="medthink/reasoning", store=store), task=task, models=models)
     return store, result.run.run_id
 
 

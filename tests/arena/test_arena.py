@@ -35,7 +35,7 @@ def _system(answers: Callable[[int], str], n: int = N) -> Responder:
 
 
 def _run(store: Path, spec: str, responder: Responder, task: str = "lfqa/medicationqa", n: int = N) -> str:
-    config = RunConfig(task=task, model=spec, limit=n, store=str(store))
+    config = RunConfig(shuffle=False, task=task, model=spec, limit=n, store=str(store))
     result = run(config, task=create_task(task), models={"model": Model(ScriptedModel(responder, name=spec))})
     return result.run.run_id
 

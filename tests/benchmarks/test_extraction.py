@@ -97,13 +97,18 @@ def test_gold_answers_give_micro_f1_one_and_empty_answers_zero(tmp_path: Path) -
     # entities given in reverse order: DDI pairs are unordered, so reversed gold still matches
     model = Model(ScriptedModel(lambda messages, _c: next(v for k, v in gold.items() if k in messages[-1].content)))
     store_path = tmp_path / "runs.sqlite"
-    config = RunConfig(task="ddi", task_args={"subset": "positive"}, limit=5, store=str(store_path))
+    config = RunConfig(shuffle=False, task="ddi", task_args={"subset": "positive"}, limit=5, store=str(store_path))
     result = run(config, task=task, models={"model": model})
     report = micro_f1(RunStore(store_path), result.run.run_id)
     assert report.overall.f1 == 1.0 and report.overall.fp == 0 and report.overall.fn == 0
     empty = Model(ScriptedModel(lambda _m, _c: "none"))
     config = RunConfig(
-        task="ddi", task_args={"subset": "positive"}, model="scripted:none", limit=5, store=str(store_path)
+        shuffle=False,
+        task="ddi",
+        task_args={"subset": "positive"},
+        model="scripted:none",
+        limit=5,
+        store=str(store_path),
     )
     result = run(config, task=task, models={"model": empty})
     report = micro_f1(RunStore(store_path), result.run.run_id)
@@ -115,6 +120,7 @@ def test_gold_answers_give_micro_f1_one_and_empty_answers_zero(tmp_path: Path) -
 def test_ddi_with_the_small_local_model(tmp_path: Path) -> None:
     store_path = tmp_path / "runs.sqlite"
     config = RunConfig(
+        shuffle=False,
         task="ddi",
         task_args={"subset": "positive"},
         model="local:smollm2",

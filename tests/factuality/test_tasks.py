@@ -44,7 +44,7 @@ def test_labelling_run_and_validation(tmp_path: Path) -> None:
     task = create_task("factuality/m3-claims", order_seed=None)
     store = str(tmp_path / "s.sqlite")
     result = run(
-        RunConfig(task="factuality/m3-claims", limit=6, store=store, cache=False),
+        RunConfig(shuffle=False, task="factuality/m3-claims", limit=6, store=store, cache=False),
         task=task,
         models={"model": Model(ScriptedModel(gold_echo))},
     )
@@ -70,7 +70,7 @@ def conclusion_and_judge(messages: Sequence[ChatMessage], config: GenerateConfig
 def test_conclusion_run_is_judged_and_analysable(tmp_path: Path) -> None:
     store = str(tmp_path / "s.sqlite")
     model = Model(ScriptedModel(conclusion_and_judge))
-    config = RunConfig(task="factuality/m3-conclusions", limit=3, store=store, cache=False)
+    config = RunConfig(shuffle=False, task="factuality/m3-conclusions", limit=3, store=store, cache=False)
     result = run(config, task=create_task("factuality/m3-conclusions"), models={"model": model, "judge": model})
     run_id = result.run.run_id
     pairs = pairs_from_run(store, run_id)

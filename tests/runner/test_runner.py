@@ -163,9 +163,10 @@ def test_limit_takes_a_seeded_subset_that_spans_a_grouped_dataset() -> None:
     task.dataset = sorted(task.dataset, key=lambda s: s.target)  # grouped by label, as upstream files often are
     first = select_samples(task, 10, shuffle=False)
     assert {s.target for s in first} == {"A"}
-    picked = select_samples(task, 10, shuffle=True, seed=0)
+    picked = select_samples(task, 10, shuffle=True)
     assert {s.target for s in picked} == {"A", "B"}
-    assert [s.id for s in picked] == [s.id for s in select_samples(task, 10, shuffle=True, seed=0)]
-    assert [s.id for s in picked] != [s.id for s in select_samples(task, 10, shuffle=True, seed=1)]
+    # the order depends on the ids only: any dataset order gives the same subset
+    task.dataset = list(reversed(task.dataset))
+    assert [s.id for s in select_samples(task, 10, shuffle=True)] == [s.id for s in picked]
     # a sample's place does not depend on the others: a larger limit extends the subset
-    assert [s.id for s in select_samples(task, 20, shuffle=True, seed=0)][:10] == [s.id for s in picked]
+    assert [s.id for s in select_samples(task, 20, shuffle=True)][:10] == [s.id for s in picked]

@@ -55,7 +55,7 @@ def run(
     role: Annotated[
         list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Answer only N samples (a seeded random subset).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
     no_shuffle: Annotated[
         bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
     ] = False,

@@ -37,8 +37,9 @@ class RunConfig(BaseModel):
     limit: int | None = Field(default=None, gt=0)
     """Answer only ``limit`` samples (not part of the run's identity)."""
     shuffle: bool = True
-    """Take samples in a seeded random order, so a ``limit`` subset represents the whole dataset
-    (upstream files are often grouped by label); ``False`` keeps the dataset's order."""
+    """Take samples in a fixed pseudo-random order (by hash of their id), so a ``limit`` subset
+    represents the whole dataset (upstream files are often grouped by label) and is the same for
+    every run of the task; ``False`` keeps the dataset's order."""
     concurrency: int | None = Field(default=None, gt=0)
     """Samples in flight at once; default: what the model serves well."""
     store: str = DEFAULT_STORE

@@ -69,12 +69,13 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     return models
 
 
-def select_samples(task: Task, limit: int | None, *, shuffle: bool = False, seed: int = 0) -> list[Sample]:
+def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> list[Sample]:
     """``limit`` samples of the task, refusing duplicate ids.
 
-    With ``shuffle`` the samples are ordered by sha256(seed, sample id): a seeded order in
-    which a sample's place does not depend on the others, so a subset stays the same when the
-    dataset grows and resumed runs select the same samples.
+    With ``shuffle`` the samples are ordered by sha256(sample id): a fixed pseudo-random order
+    in which a sample's place does not depend on the others, so every run of the task with the
+    same limit (whatever its seed or model) answers the same samples and can be compared
+    pairwise, and the subset stays the same when the dataset grows.
     """
     samples = list(task.dataset)
     seen: set[str] = set()
@@ -83,7 +84,7 @@ def select_samples(task: Task, limit: int | None, *, shuffle: bool = False, seed
             raise UsageError(f"task '{task.name}' has two samples with id '{sample.id}'")
         seen.add(sample.id)
     if shuffle:
-        samples.sort(key=lambda s: stable_hash([seed, s.id]))
+        samples.sort(key=lambda s: stable_hash(s.id))
     return samples[:limit] if limit is not None else samples
 
 
@@ -115,7 +116,7 @@ def run(
     )
     run_id = run_record.run_id
     store.acquire(run_id)
-    samples = select_samples(task, config.limit, shuffle=config.shuffle, seed=config.seed)
+    samples = select_samples(task, config.limit, shuffle=config.shuffle)
     progress = Progress(total=len(samples) * config.epochs)
     started = time.perf_counter()
     status = "interrupted"
