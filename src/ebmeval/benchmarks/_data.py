@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import gzip
-import json
 from collections.abc import Collection, Iterator, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from .._util.errors import DataError
+from ..tasks import parse_jsonl
 
 PACKAGE = "ebmeval.benchmarks"
 
@@ -33,14 +33,8 @@ def _iter_records(name: str) -> Iterator[dict[str, Any]]:
     resource = resources.files(PACKAGE).joinpath("data", name)
     if not resource.is_file():
         raise DataError(data_path(name), "shipped data file is missing; rebuild it with scripts/build_data.py")
-    with resource.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(data_path(name), f"invalid JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(data_path(name), "expected a JSON object", line=number)
+    with resource.open("rb") as raw, gzip.open(raw, "rb") as lines:
+        for _, record in parse_jsonl(lines, data_path(name)):
             yield record
 
 

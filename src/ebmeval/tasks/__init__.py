@@ -1,7 +1,7 @@
 """Tasks, samples, workflows and scorers: the types every evaluation is built from."""
 
 from ._context import MemoryMemo, SampleContext, StepMemo
-from ._files import read_jsonl
+from ._files import parse_jsonl, read_jsonl
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
     AnswerParser,
@@ -38,6 +38,7 @@ __all__ = [
     "create_scorer",
     "create_task",
     "keep_text",
+    "parse_jsonl",
     "read_jsonl",
     "scorer",
     "scorer_registry",

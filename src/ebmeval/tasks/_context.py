@@ -70,10 +70,10 @@ class SampleContext:
         role: str = "model",
     ) -> ModelOutput:
         """Run (or replay) the model call named ``step``."""
-        self.steps.append(step)
-        done = self.memo.get_step(step)
+        done = self.replay(step)
         if done is not None:
             return ModelOutput.model_validate(done["output"])
+        self.steps.append(step)
         chosen = self.model(role)
         output = await chosen.generate(messages, config)
         sent = [messages] if isinstance(messages, str) else [m.model_dump() for m in messages]
@@ -89,9 +89,19 @@ class SampleContext:
         Returns the payload recorded earlier under the same name, if any, so a resumed
         sample sees exactly what the interrupted one saw.
         """
-        self.steps.append(step)
-        done = self.memo.get_step(step)
+        done = self.replay(step)
         if done is not None:
             return done
+        self.steps.append(step)
         self.memo.put_step(step, payload)
         return payload
+
+    def replay(self, step: str) -> dict[str, Any] | None:
+        """The payload of ``step`` if it finished in an earlier run (it then counts as a step here).
+
+        Lets a workflow skip costly work (a retrieval, say) whose result is already recorded.
+        """
+        done = self.memo.get_step(step)
+        if done is not None:
+            self.steps.append(step)
+        return done

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .._util.errors import DataError
 
@@ -20,28 +20,37 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     source = Path(path)
     if not source.is_file():
         raise DataError(source, "no such file")
-    handle: BinaryIO = gzip.open(source, "rb") if source.suffix == ".gz" else source.open("rb")  # type: ignore[assignment]
-    with handle:
-        number = 0
-        while True:
-            try:
-                raw = handle.readline()
-            except (OSError, EOFError) as exc:
-                raise DataError(source, f"cannot read: {exc}", line=number + 1) from None
-            if not raw:
-                return
-            number += 1
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                reason = f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"
-                raise DataError(source, reason, line=number) from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(source, "expected a JSON object", line=number, value=record)
-            yield number, record
+    if source.suffix == ".gz":
+        with gzip.open(source, "rb") as compressed:
+            yield from parse_jsonl(compressed, source)
+    else:
+        with source.open("rb") as plain:
+            yield from parse_jsonl(plain, source)
+
+
+def parse_jsonl(lines: Iterable[bytes], source: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every non-blank line of a binary JSONL stream; errors name ``source``."""
+    number = 0
+    stream = iter(lines)
+    while True:
+        try:
+            raw = next(stream, b"")
+        except (OSError, EOFError) as exc:
+            raise DataError(source, f"cannot read: {exc}", line=number + 1) from None
+        if not raw:
+            return
+        number += 1
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            reason = f"not UTF-8 text ({exc.reason} at column {exc.start + 1})"
+            raise DataError(source, reason, line=number) from None
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
+        if not isinstance(record, dict):
+            raise DataError(source, "expected a JSON object", line=number, value=record)
+        yield number, record

@@ -64,9 +64,8 @@ class RetrievalAugmented:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Retrieve (or replay the recorded retrieval), then answer over the documents."""
         gold = gold_ids(sample)
-        recorded = ctx.memo.get_step("retrieve")
+        recorded = ctx.replay("retrieve")
         if recorded is not None:
-            ctx.steps.append("retrieve")
             hits = [RetrievedDocument.model_validate(h) for h in recorded["hits"]]
         else:
             hits = await self._retrieve(sample, gold)
