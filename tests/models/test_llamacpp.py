@@ -1,4 +1,5 @@
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 
@@ -24,7 +25,7 @@ def test_building_a_local_model_is_fast_and_loads_nothing() -> None:
     api = model.api
     assert isinstance(api, LlamaCppModel)
     assert api.name == "llamacpp/smollm2-135m-instruct-q4_1"
-    assert api.context_length == 2048 and api.max_concurrency == 1
+    assert api.context_length == 8192 and api.max_concurrency == 1
     assert api.describe()["sha256"] == SMOLLM2_SHA256
     assert api.describe()["engine"].startswith("xllamacpp ")
     assert api._server is None
@@ -89,6 +90,18 @@ async def test_same_seed_same_output(smollm2: LlamaCppModel) -> None:
 
 
 @pytest.mark.local_model
+async def test_response_schema_constrains_the_reply(smollm2: LlamaCppModel) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"grade": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
+        "required": ["grade"],
+        "additionalProperties": False,
+    }
+    config = GREEDY.model_copy(update={"max_tokens": 60, "response_schema": schema})
+    output = await smollm2.generate([user("Tell me a story about a dragon.")], config)
+    assert set(json.loads(output.text)) == {"grade"} and json.loads(output.text)["grade"] in range(6)
+
+
 async def test_stop_strings_end_generation(smollm2: LlamaCppModel) -> None:
     config = GenerateConfig(temperature=0.0, max_tokens=30, stop=(" ",))
     output = await smollm2.generate([user("Write a sentence about cats.")], config)

@@ -144,7 +144,7 @@ def test_bundled_names_resolve_without_touching_files() -> None:
         assert default.sha256 == DEFAULT_SHA256 and default.default_n_ctx == 8192
         assert "path" not in vars(default)
     small = resolve_local_model("smollm2")
-    assert (small.name, small.sha256, small.default_n_ctx) == ("smollm2-135m-instruct-q4_1", SMOLLM2_SHA256, 2048)
+    assert (small.name, small.sha256, small.default_n_ctx) == ("smollm2-135m-instruct-q4_1", SMOLLM2_SHA256, 8192)
     with pytest.raises(UnknownNameError, match="Did you mean 'smollm2'"):
         resolve_local_model("smollm")
 

@@ -171,6 +171,15 @@ def test_chat_request_sends_only_the_settings_given() -> None:
     assert "top_logprobs" not in chat_request([user("hi")], GenerateConfig(top_logprobs=3))
 
 
+def test_response_schema_is_sent_as_json_schema_response_format() -> None:
+    schema = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}
+    body = chat_request([user("hi")], GenerateConfig(response_schema=schema))
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "reply", "strict": True, "schema": schema},
+    }
+
+
 def test_parse_chat_response_fills_every_field() -> None:
     data = completion(logprobs=True)
     output = parse_chat_response(data, "openai-compatible/qwen", 0.25)

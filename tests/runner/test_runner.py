@@ -170,3 +170,18 @@ def test_limit_takes_a_seeded_subset_that_spans_a_grouped_dataset() -> None:
     assert [s.id for s in select_samples(task, 10, shuffle=True)] == [s.id for s in picked]
     # a sample's place does not depend on the others: a larger limit extends the subset
     assert [s.id for s in select_samples(task, 20, shuffle=True)][:10] == [s.id for s in picked]
+
+
+def test_run_settings_apply_to_role_models_and_task_defaults_only_to_the_evaluated_one(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from ebmeval.models import GenerateConfig
+    from ebmeval.runner import build_models
+
+    task = replace(toy_task(2), roles=("judge",), generate_config=GenerateConfig(max_tokens=8, temperature=0.5))
+    flags = config(tmp_path, model="scripted:A", roles={"judge": "scripted:B"}, generate={"max_tokens": 99})
+    models = build_models(flags, task)
+    assert models["model"].config == GenerateConfig(max_tokens=99, temperature=0.5)
+    assert models["judge"].config == GenerateConfig(max_tokens=99)
+    plain = build_models(config(tmp_path, model="scripted:A", roles={"judge": "scripted:B"}), task)
+    assert plain["model"].config.max_tokens == 8 and plain["judge"].config.max_tokens is None

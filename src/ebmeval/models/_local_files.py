@@ -113,7 +113,6 @@ def resolve_local_model(name: str) -> LocalModelFile:
             locate=smollm2_path,
             known_sha256=SMOLLM2_SHA256,
             n_ctx_train=8192,
-            preferred_n_ctx=2048,
         )
     if os.sep in name or "/" in name or name.lower().endswith(".gguf"):
         path = Path(name).expanduser()

@@ -54,6 +54,10 @@ class GenerateConfig(BaseModel):
     """With ``logprobs``, how many alternatives to return per position."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds to wait for one request before it counts as failed."""
+    response_schema: dict[str, Any] | None = None
+    """A JSON schema the reply must follow, sent as the OpenAI ``response_format``
+    (``json_schema``); llama.cpp enforces it while decoding. Providers without constrained
+    decoding ignore it, so callers still validate the reply."""
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field that ``other`` sets explicitly taking precedence."""

@@ -50,7 +50,11 @@ class RunResult:
 
 
 def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
-    """The model under evaluation plus one per role the task needs."""
+    """The model under evaluation plus one per role the task needs.
+
+    The run's own settings (``--max-tokens``, ``--seed`` …) apply to every model; the task's
+    generation defaults only to the model under evaluation.
+    """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
     models = {
@@ -60,7 +64,7 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     }
     for role in task.roles:
         spec = config.roles.get(role)
-        models[role] = models["model"] if spec is None else get_model(spec, cache=cache)
+        models[role] = models["model"] if spec is None else get_model(spec, config=config.generate, cache=cache)
     unknown = set(config.roles) - set(task.roles)
     if unknown:
         raise UsageError(

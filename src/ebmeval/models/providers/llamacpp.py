@@ -222,8 +222,8 @@ class LlamaCppModel(ModelAPI):
 def local(name: str, **options: object) -> ModelAPI:
     """``local`` (the bundled default model), ``local:smollm2`` or ``local:/path/model.gguf``.
 
-    Options: ``n_ctx`` (context window per request; 8192, 2048 for SmolLM2, at most the
-    model's trained length), ``n_parallel`` (requests decoded at once, 1), ``n_threads``
+    Options: ``n_ctx`` (context window per request; 8192, or the model's trained length if
+    shorter), ``n_parallel`` (requests decoded at once, 1), ``n_threads``
     (all available cores).
     """
     file = resolve_local_model(name)

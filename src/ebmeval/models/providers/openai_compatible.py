@@ -62,6 +62,11 @@ def chat_request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dic
         body["logprobs"] = True
         if config.top_logprobs is not None:
             body["top_logprobs"] = config.top_logprobs
+    if config.response_schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "strict": True, "schema": config.response_schema},
+        }
     return body
 
 
