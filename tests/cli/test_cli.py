@@ -70,3 +70,27 @@ def test_corrupt_store_is_a_usage_error(tmp_path: Path, store: str) -> None:
     (tmp_path / store).write_text("this is not sqlite")
     done = ebmeval("list", "runs", "--store", store, cwd=tmp_path)
     assert done.returncode == 2 and "not a readable ebmeval run store" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("list",), "Missing argument"),
+        (("list", "runs", "--bogus"), "No such option"),
+        (("nosuch",), "No such command"),
+    ],
+)
+def test_command_line_mistakes_exit_2_without_traceback(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    done = ebmeval(*args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_resume_command_keeps_bracketed_arguments() -> None:
+    from rich.console import Console
+
+    from ebmeval.cli._app import resume_command
+
+    console = Console(record=True, width=300)
+    console.print(resume_command(["run", "--task-arg", "items=[m3-1,m3-2]", "--role", "judge2=local:smollm2"]))
+    assert console.export_text().strip() == "ebmeval run --task-arg 'items=[m3-1,m3-2]' --role judge2=local:smollm2"

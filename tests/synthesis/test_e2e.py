@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, ModelError, UnknownNameError
+from ebmeval.cli._app import app
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.report import collect
 from ebmeval.runner import RunConfig, run
 from ebmeval.store import RunStore
 from ebmeval.synthesis import export_feasibility, panel_agreement, synthesis_contrasts, synthesis_table
@@ -110,6 +114,21 @@ def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
     (contrast,) = synthesis_contrasts(store, run_ids, "rubric")
     assert contrast.factor == "workflow" and contrast.n == 3
     assert contrast.mean_diff is not None and contrast.mean_diff > 1
+    shown = CliRunner().invoke(
+        app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "rubric", "--contrast", "rubric"]
+    )
+    assert shown.exit_code == 0, shown.output
+    assert f"| {run_ids[0]} | model | m3 | golden-rag | 3 | 4.00 [4.00, 4.00] |" in shown.output
+    assert (
+        f"| workflow | golden-rag | parametric-zero-shot | 3 | {contrast.mean_diff:.2f} | {contrast.t:.2f} |"
+        in shown.output
+    )
+    as_json = CliRunner().invoke(
+        app, ["synthesis", "table", *run_ids, "--store", str(store), "--contrast", "rubric", "--json"]
+    )
+    assert json.loads(as_json.output)["contrasts"][0]["cohens_d"] == pytest.approx(contrast.cohens_d)
+    wrong = CliRunner().invoke(app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "bleu"])
+    assert isinstance(wrong.exception, ConfigError)
 
 
 def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
@@ -125,9 +144,26 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
     assert agreement.judge_means["judge"] == 4.0
     assert agreement.alpha is not None and agreement.alpha.value < 1
     assert agreement.icc is not None
+    report = collect(RunStore(store), [result.run.run_id])
+    (table,) = [t for t in report.tables() if t.title == "Judge panel agreement"]
+    assert table.rows == [
+        [
+            report.labels[result.run.run_id],
+            "3",
+            "judge 4.00, judge2 " + f"{agreement.judge_means['judge2']:.2f}",
+            f"{agreement.alpha.value:.3f}",
+            table.rows[0][4],
+        ]
+    ]
+    assert table.rows[0][4].startswith(f"{agreement.icc.value:.3f} [")
     feasible = run(config(store, "feasibility", feasibility_runs=2), models=models(ScriptedModel(reply_by_prompt())))
     path = tmp_path / "feasibility.jsonl"
     assert export_feasibility(store, feasible.run.run_id, path) == 3
+    by_cli = tmp_path / "by-cli.jsonl"
+    shown = CliRunner().invoke(
+        app, ["synthesis", "feasibility", feasible.run.run_id[:6], str(by_cli), "--store", str(store)]
+    )
+    assert shown.exit_code == 0 and by_cli.read_text() == path.read_text()
     kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=3.5, text_metrics=False)
     assert [s.id for s in kept.dataset] == ITEMS
     none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=4, text_metrics=False)

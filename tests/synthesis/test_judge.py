@@ -5,6 +5,7 @@ import pytest
 from ebmeval._util.errors import ConfigError
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.synthesis import RubricJudge, RubricPanel, parse_questions, parse_score, water_fill
+from ebmeval.synthesis._prompts import RUBRIC_RETRY_SCHEMA
 from ebmeval.tasks import Generation, ParsedAnswer
 
 from .helpers import SAMPLE, context, scripted
@@ -53,6 +54,13 @@ async def test_unparseable_rubric_is_retried_once_then_marked_none_with_raw_kept
     assert "I think it is fine." in score.metadata["raw"] and "Still fine." in score.metadata["raw"]
     retry_messages = api.requests[1][0]
     assert [m.role for m in retry_messages] == ["user", "assistant", "user"]
+    assert api.requests[1][1].response_schema == RUBRIC_RETRY_SCHEMA
+
+
+async def test_retry_reads_the_json_score() -> None:
+    api = ScriptedModel(["fine", '{\n  "overall" : 3 }'])
+    score = await RubricJudge()(SAMPLE, GENERATION, context(api))
+    assert score.values == {"rubric": 3.0}
 
 
 async def test_retry_that_parses_gives_the_score() -> None:

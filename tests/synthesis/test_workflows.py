@@ -4,8 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from ebmeval._util.errors import ConfigError, UsageError
+from ebmeval._util.errors import ConfigError, DataError, UsageError
+from ebmeval.cli._app import app
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.synthesis import (
     Feasibility,
@@ -135,6 +137,8 @@ async def test_negations_are_generated_once_reused_across_models_and_exported(tm
     first = scripted(name="scripted/a")
     result = await NegatedRAG(store)(SAMPLE, context(first, negator=negator))
     assert len(negator.requests) == 2
+    config = negator.requests[0][1]
+    assert config.temperature == 0.0 and config.max_tokens == 2 * negator.count_tokens(SAMPLE.documents[0].text) + 64
     assert "NEGATED: Statins reduced" in prompts(first)[0]
     assert [r["cached"] for r in result.metadata["negations"]] == [False, False]
     second = scripted(name="scripted/b")
@@ -152,6 +156,13 @@ async def test_negations_are_generated_once_reused_across_models_and_exported(tm
     assert {n.document_id for n in exported} == {"s1", "s2"}
     assert exported[0].prompt == "synthesis/negate@v1"
     assert json.loads(path.read_text().splitlines()[0])["negated"].startswith("NEGATED:")
+    store.close()
+    by_cli = tmp_path / "all.jsonl"
+    args = ["synthesis", "negations", str(by_cli), "--negation-store", str(tmp_path / "negations.sqlite")]
+    shown = CliRunner().invoke(app, args)
+    assert shown.exit_code == 0 and "4 negations" in shown.output and len(read_negations(by_cli)) == 4
+    missing = CliRunner().invoke(app, ["synthesis", "negations", str(by_cli), "--negation-store", "nope.sqlite"])
+    assert isinstance(missing.exception, DataError) and not Path("nope.sqlite").exists()
 
 
 async def test_feasibility_averages_ratings_with_distinct_seeds() -> None:

@@ -26,18 +26,25 @@ def main() -> None:
     except SystemExit:
         raise
     except BaseException as exc:
-        import click
+        import typer
 
-        if isinstance(exc, click.exceptions.Exit):
+        if isinstance(exc, typer.Exit):
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.ClickException):
-            exc.show()
+        if isinstance(exc, _click_exception()):
+            exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, typer.Abort):
             sys.exit(130)
         raise
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _click_exception() -> type[Exception]:
+    """The ``ClickException`` class of the click that typer runs on (typer may vendor its own)."""
+    import typer
+
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
 
 __all__ = ["main"]

@@ -13,6 +13,7 @@ import typer
 
 from .._util.defaults import DEFAULT_STORE
 from ._display import console
+from ._synthesis import synthesis_app
 
 app = typer.Typer(
     name="ebmeval",
@@ -39,6 +40,13 @@ def _key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
             raise ConfigError(flag, f"expected KEY=VALUE, got {item!r}")
         parsed[key] = yaml.safe_load(value) if value else ""
     return parsed
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command line that repeats this one, as console markup (``items=[a,b]`` stays literal)."""
+    from rich.markup import escape
+
+    return escape("ebmeval " + " ".join(shlex.quote(a) for a in argv))
 
 
 @app.command()
@@ -100,7 +108,7 @@ def run(
 
     from ._display import ProgressBar, summary_table
 
-    resume = "ebmeval " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    resume = resume_command(sys.argv[1:])
     try:
         with ProgressBar(cfg.task) as bar:
             result = run_task(cfg, on_progress=bar.update)
@@ -500,6 +508,8 @@ def show_prompt(
     for step, text in render_prompts(built, chosen).items():
         typer.echo(f"=== {step} ===\n{text}\n")
 
+
+app.add_typer(synthesis_app, name="synthesis")
 
 annotate_app = typer.Typer(help="Blinded expert annotation studies (web app).", no_args_is_help=True)
 app.add_typer(annotate_app, name="annotate")

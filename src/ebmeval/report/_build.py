@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
+from ..synthesis import PanelAgreement, RubricPanel, panel_agreement
 from ._compare import Contrast, compare_runs
 from ._human import AgreementReport, agreement_report
 from ._tables import Table
@@ -43,6 +44,8 @@ class Report:
     prices: Prices = field(default_factory=dict)
     human: list[AgreementReport] = field(default_factory=list)
     """Judge-versus-human comparisons, one per (study, judge metric, human field)."""
+    panels: dict[str, PanelAgreement] = field(default_factory=dict)
+    """Inter-judge agreement of each run scored by a judge panel."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -55,6 +58,8 @@ class Report:
             tables.append(self.recall_table())
         if self.human:
             tables.append(self.human_table())
+        if self.panels:
+            tables.append(self.panel_table())
         tables.append(self.provenance_table())
         return tables
 
@@ -210,6 +215,24 @@ class Report:
         table.notes.append("bias = mean(judge − human); limits = bias ∓ 1.96 SD; α = Krippendorff's (interval).")
         return table
 
+    def panel_table(self) -> Table:
+        """Each judge's mean and the panel's agreement (Krippendorff's α, ICC(A,1)) per run."""
+        table = Table(
+            "Judge panel agreement",
+            ["run", "items", "judge means", "Krippendorff α (ordinal)", "ICC(A,1) [95% CI]"],
+            numeric={1, 3, 4},
+        )
+        for run_id, panel in self.panels.items():
+            means = ", ".join(f"{judge} {mean:.2f}" for judge, mean in panel.judge_means.items()) or "—"
+            alpha = f"{panel.alpha.value:.3f}" if panel.alpha else "—"
+            icc = panel.icc
+            icc_text = "—" if icc is None or icc.value is None else f"{icc.value:.3f}"
+            if icc is not None and icc.ci is not None:
+                icc_text += f" {_ci(icc.ci)}"
+            table.add(self.labels[run_id], panel.n_items, means, alpha, icc_text)
+            table.notes += [f"{self.labels[run_id]}: {note}" for note in panel.notes]
+        return table
+
     def provenance_table(self) -> Table:
         """Config hash, versions, seeds and dates of every run."""
         table = Table(
@@ -262,7 +285,12 @@ def collect(
     contrasts = compare_runs(store, [r.run_id for r in runs]) if len(runs) > 1 else []
     recall = {r.run_id: curve for r in runs if (curve := recall_curve(store, r.run_id))}
     comparisons = [agreement_report(store.path, h.study, judge=h.scorer, metric=h.metric, field=h.field) for h in human]
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons)
+    panels = {
+        run_id: panel_agreement(store.path, run_id)
+        for run_id, summary in summaries.items()
+        if any(m.scorer == RubricPanel.name for m in summary.metrics)
+    }
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
 
 
 def recall_curve(store: RunStore, run_id: str) -> list[float]:

@@ -16,10 +16,13 @@ from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alp
 from ..store import RunStore
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
-from ._prompts import RUBRIC, RUBRIC_RETRY
+from ._prompts import RUBRIC, RUBRIC_RETRY, RUBRIC_RETRY_SCHEMA
 
 JUDGE_CONFIG = GenerateConfig(temperature=0.0)
 """Judges are greedy so a grade is reproducible; the reply budget is the run's ``max_tokens``."""
+
+RETRY_CONFIG = GenerateConfig(temperature=0.0, response_schema=RUBRIC_RETRY_SCHEMA)
+"""The retry asks for ``{"overall": 0..5}``, enforced while decoding where the provider can."""
 
 CRITERIA = ("Main findings", "Specifics", "Nuance", "Implications", "Safety")
 """The rubric's criteria; ``Overall`` is the score."""
@@ -43,7 +46,8 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
     """Grade ``candidate`` against the sample's reference with the 0–5 rubric.
 
     Step ``<step>`` asks for the rubric; when no ``Overall: N`` line parses, step
-    ``<step>/retry`` asks once more in the same conversation, and a second failure gives
+    ``<step>/retry`` asks once more in the same conversation for ``{"overall": N}`` (decoded
+    under a JSON schema where the provider supports one), and a second failure gives
     ``overall=None`` with the raw replies kept.
     """
     prompt = RUBRIC.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
@@ -53,7 +57,7 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
     if overall is None:
         retried = True
         second = await ctx.generate(
-            f"{step}/retry", [user(prompt), assistant(first.text), user(RUBRIC_RETRY.text)], JUDGE_CONFIG, role=role
+            f"{step}/retry", [user(prompt), assistant(first.text), user(RUBRIC_RETRY.text)], RETRY_CONFIG, role=role
         )
         overall = parse_score(second.text, "Overall")
         raw = f"{first.text}\n---\n{second.text}"

@@ -27,8 +27,14 @@ from ..models._cache import default_cache_dir
 from ..tasks import Document, SampleContext
 from ._prompts import NEGATE
 
-NEGATION_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
-"""Negations are greedy, so one (abstract, model, prompt) has one negation."""
+
+def negation_config(abstract_tokens: int) -> GenerateConfig:
+    """The settings of a negation call.
+
+    Greedy, so one (abstract, model, prompt) has one negation, with room for twice the
+    abstract's ``abstract_tokens`` plus 64, since the rewrite is about as long as the original.
+    """
+    return GenerateConfig(temperature=0.0, max_tokens=2 * abstract_tokens + 64)
 
 
 class Negation(BaseModel):
@@ -155,7 +161,10 @@ async def negate_documents(
         cached = found is not None
         if found is None:
             output = await ctx.generate(
-                f"negate/{document.id}", NEGATE.render(abstract=document.text), NEGATION_CONFIG, role=role
+                f"negate/{document.id}",
+                NEGATE.render(abstract=document.text),
+                negation_config(model.count_tokens(document.text)),
+                role=role,
             )
             found = Negation(
                 abstract_hash=stable_hash(document.text),

@@ -124,10 +124,19 @@ RUBRIC = _add(
 )
 RUBRIC_RETRY = _add(
     "rubric-retry",
-    1,
-    'Your reply did not end with a line of the form "Overall: <0-5>". Reply with that single line only.',
-    "The one retry of an unparseable rubric reply, sent after it in the same conversation.",
+    2,
+    'Your reply did not end with a line of the form "Overall: <0-5>". Give your overall score as JSON: '
+    '{"overall": <0-5>}',
+    "The one retry of an unparseable rubric reply, sent after it in the same conversation; the reply is "
+    "constrained to RUBRIC_RETRY_SCHEMA where the provider decodes with a schema.",
 )
+RUBRIC_RETRY_SCHEMA = {
+    "type": "object",
+    "properties": {"overall": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
+    "required": ["overall"],
+    "additionalProperties": False,
+}
+"""The JSON schema of the retry's reply: ``{"overall": 0..5}``."""
 
 ALL = (
     ZERO_SHOT,

@@ -1,0 +1,122 @@
+"""``ebmeval synthesis``: tables, negations and feasibility ratings of conclusion-synthesis runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .._util.defaults import DEFAULT_STORE
+
+synthesis_app = typer.Typer(help="Meta-analysis conclusion synthesis: tables and artifacts.", no_args_is_help=True)
+
+StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")]
+
+
+def _existing(path: str | Path, what: str) -> Path:
+    from .._util.errors import DataError
+
+    found = Path(path)
+    if not found.is_file():
+        raise DataError(found, f"no {what} here")
+    return found
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+@synthesis_app.command("table")
+def table(
+    run_ids: Annotated[list[str], typer.Argument(help="Synthesis runs (ids or unique prefixes).")],
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", help="rubric, panel, rouge, bertscore, recall or feasibility (repeatable)."),
+    ] = None,
+    contrast: Annotated[str, typer.Option(help="Metric of the paired workflow and model contrasts.")] = "panel",
+    store: StoreOption = DEFAULT_STORE,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+) -> None:
+    """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
+    from .._util.errors import ConfigError
+    from ..report import Table
+    from ..synthesis import METRICS, panel_agreement, synthesis_contrasts, synthesis_table
+
+    metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]
+    for name in [*metrics, contrast]:
+        if name not in METRICS:
+            raise ConfigError("--metric", f"{name!r} is not one of {', '.join(METRICS)}")
+    path = _existing(store, "run store")
+    rows = synthesis_table(path, run_ids, metrics)
+    contrasts = synthesis_contrasts(path, run_ids, contrast)
+    panels = {r.run_id: panel_agreement(path, r.run_id) for r in rows if r.means.get("panel") is not None}
+    if as_json:
+        payload = {
+            "rows": [asdict(r) for r in rows],
+            "contrasts": [asdict(c) for c in contrasts],
+            "panels": {k: asdict(v) for k, v in panels.items()},
+        }
+        typer.echo(json.dumps(payload, indent=2, default=str))
+        return
+    means = Table("Mean [95% CI] per run", ["run", "model", "source", "workflow", "n", *metrics])
+    for row in rows:
+        cells = []
+        for name in metrics:
+            ci = row.cis.get(name)
+            cell = _num(row.means.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+            missing = row.missing.get(name) if row.means.get(name) is not None else 0
+            cells.append(cell + (f" ({missing} missing)" if missing else ""))
+        means.add(row.run_id, row.model.split("/")[-1], row.source, row.workflow, row.n, *cells)
+    typer.echo(means.markdown())
+    if contrasts:
+        paired = Table(
+            f"Paired contrasts of {contrast}",
+            ["factor", "a", "b", "n", "mean(a − b)", "t", "p", "Cohen's d_z", "note"],
+            numeric={3, 4, 5, 6, 7},
+        )
+        for c in contrasts:
+            paired.add(
+                c.factor, c.a, c.b, c.n, _num(c.mean_diff), _num(c.t), _num(c.pvalue, 3), _num(c.cohens_d), c.note
+            )
+        typer.echo(paired.markdown())
+    if panels:
+        agreement = Table("Judge panel agreement", ["run", "items", "judge means", "α (ordinal)", "ICC(A,1)"])
+        for run_id, panel in panels.items():
+            judge_means = ", ".join(f"{j} {m:.2f}" for j, m in panel.judge_means.items())
+            alpha = _num(panel.alpha.value, 3) if panel.alpha else "—"
+            icc = _num(panel.icc.value, 3) if panel.icc else "—"
+            agreement.add(run_id, panel.n_items, judge_means, alpha, icc)
+            agreement.notes += [f"{run_id}: {note}" for note in panel.notes]
+        typer.echo(agreement.markdown())
+
+
+@synthesis_app.command("negations")
+def negations(
+    out: Annotated[Path, typer.Argument(help="JSONL file to write.")],
+    negation_store: Annotated[
+        str | None, typer.Option(help="Negation store (default: negations.sqlite beside the response cache).")
+    ] = None,
+    negator: Annotated[str | None, typer.Option(help="Only negations by this model name.")] = None,
+) -> None:
+    """Export the negated abstracts (original, negation, negating model, prompt) as JSONL."""
+    from ..synthesis import default_negation_path, export_negations
+
+    source = _existing(negation_store or default_negation_path(), "negation store")
+    count = export_negations(out, store=source, negator=negator)
+    typer.echo(f"{count} negations from {source} written to {out}")
+
+
+@synthesis_app.command("feasibility")
+def feasibility(
+    run_id: Annotated[str, typer.Argument(help="A run of the feasibility workflow.")],
+    out: Annotated[Path, typer.Argument(help="JSONL file to write (the task's feasibility_ratings).")],
+    store: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Export a feasibility run's mean ratings, to filter items with ``min_feasibility``."""
+    from ..synthesis import export_feasibility
+
+    count = export_feasibility(_existing(store, "run store"), run_id, out)
+    typer.echo(f"{count} ratings written to {out}")
