@@ -42,7 +42,7 @@ def table(
 ) -> None:
     """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
     from .._util.errors import ConfigError
-    from ..report import Table
+    from ..report import Table, panel_table
     from ..synthesis import METRICS, panel_agreement, synthesis_contrasts, synthesis_table
 
     metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]
@@ -83,14 +83,7 @@ def table(
             )
         typer.echo(paired.markdown())
     if panels:
-        agreement = Table("Judge panel agreement", ["run", "items", "judge means", "α (ordinal)", "ICC(A,1)"])
-        for run_id, panel in panels.items():
-            judge_means = ", ".join(f"{j} {m:.2f}" for j, m in panel.judge_means.items())
-            alpha = _num(panel.alpha.value, 3) if panel.alpha else "—"
-            icc = _num(panel.icc.value, 3) if panel.icc else "—"
-            agreement.add(run_id, panel.n_items, judge_means, alpha, icc)
-            agreement.notes += [f"{run_id}: {note}" for note in panel.notes]
-        typer.echo(agreement.markdown())
+        typer.echo(panel_table(panels).markdown())
 
 
 @synthesis_app.command("negations")

@@ -1,6 +1,6 @@
 """Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
 
-from ._build import HumanComparison, Prices, Report, collect, recall_curve
+from ._build import HumanComparison, Prices, Report, collect, panel_table, recall_curve
 from ._compare import Contrast, compare, compare_runs, metric_values
 from ._human import AgreementReport, agreement_report
 from ._render import ReportFiles, write_report
@@ -16,6 +16,7 @@ __all__ = [
     "Table",
     "agreement_report",
     "collect",
+    "panel_table",
     "compare",
     "compare_runs",
     "latex_escape",

@@ -217,21 +217,7 @@ class Report:
 
     def panel_table(self) -> Table:
         """Each judge's mean and the panel's agreement (Krippendorff's α, ICC(A,1)) per run."""
-        table = Table(
-            "Judge panel agreement",
-            ["run", "items", "judge means", "Krippendorff α (ordinal)", "ICC(A,1) [95% CI]"],
-            numeric={1, 3, 4},
-        )
-        for run_id, panel in self.panels.items():
-            means = ", ".join(f"{judge} {mean:.2f}" for judge, mean in panel.judge_means.items()) or "—"
-            alpha = f"{panel.alpha.value:.3f}" if panel.alpha else "—"
-            icc = panel.icc
-            icc_text = "—" if icc is None or icc.value is None else f"{icc.value:.3f}"
-            if icc is not None and icc.ci is not None:
-                icc_text += f" {_ci(icc.ci)}"
-            table.add(self.labels[run_id], panel.n_items, means, alpha, icc_text)
-            table.notes += [f"{self.labels[run_id]}: {note}" for note in panel.notes]
-        return table
+        return panel_table({self.labels[run_id]: panel for run_id, panel in self.panels.items()})
 
     def provenance_table(self) -> Table:
         """Config hash, versions, seeds and dates of every run."""
@@ -291,6 +277,25 @@ def collect(
         if any(m.scorer == RubricPanel.name for m in summary.metrics)
     }
     return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
+
+
+def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:
+    """Judge means, Krippendorff's α (ordinal) and ICC(A,1) of judge panels, keyed by run label."""
+    table = Table(
+        "Judge panel agreement",
+        ["run", "items", "judge means", "Krippendorff α (ordinal)", "ICC(A,1) [95% CI]"],
+        numeric={1, 3, 4},
+    )
+    for label, panel in panels.items():
+        means = ", ".join(f"{judge} {mean:.2f}" for judge, mean in panel.judge_means.items()) or "—"
+        alpha = f"{panel.alpha.value:.3f}" if panel.alpha else "—"
+        icc = panel.icc
+        icc_text = "—" if icc is None or icc.value is None else f"{icc.value:.3f}"
+        if icc is not None and icc.ci is not None:
+            icc_text += f" {_ci(icc.ci)}"
+        table.add(label, panel.n_items, means, alpha, icc_text)
+        table.notes += [f"{label}: {note}" for note in panel.notes]
+    return table
 
 
 def recall_curve(store: RunStore, run_id: str) -> list[float]:
