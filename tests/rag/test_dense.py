@@ -34,6 +34,16 @@ def test_encoder_vectors_are_unit_length(tiny_encoder: Path) -> None:
     assert encoder.encode([]).shape == (0, 32)
 
 
+def test_loading_prints_no_progress_bar_and_leaves_the_setting_alone(
+    tiny_encoder: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from transformers.utils import logging as hf_logging
+
+    Encoder(tiny_encoder)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()
+
+
 @pytest.mark.parametrize("index", ["flat", "hnsw"])
 def test_retrieval_is_cosine_ranking(tiny_encoder: Path, corpus: list[Document], index: str) -> None:
     retriever = DenseRetriever.build(corpus, model=str(tiny_encoder), index=index)  # type: ignore[arg-type]
