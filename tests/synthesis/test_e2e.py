@@ -60,6 +60,26 @@ def test_task_options_are_checked() -> None:
     ]
 
 
+def test_medmeta_abstracts_are_joined_by_pmid_from_a_user_file(tmp_path: Path) -> None:
+    corpus = tmp_path / "abstracts.jsonl"
+    corpus.write_text(
+        json.dumps({"id": "30188960", "title": "Esmolol in sepsis", "text": "Esmolol lowered heart rate."})
+        + "\n"
+        + json.dumps({"id": "99999999", "text": "Unrelated."})
+        + "\n"
+    )
+    task = create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus), items=["medmeta-1"])
+    (sample,) = task.dataset
+    assert [(d.id, d.title, d.text) for d in sample.documents] == [
+        ("30188960", "Esmolol in sepsis", "Esmolol lowered heart rate.")
+    ]
+    assert "30188960" not in sample.metadata["missing_pmids"] and len(sample.metadata["missing_pmids"]) == 6
+    with pytest.raises(ConfigError, match="join abstracts=PATH"):
+        create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus))
+    with pytest.raises(ConfigError, match="only source 'medmeta'"):
+        create_task("synthesis", source="m3", abstracts=str(corpus))
+
+
 def test_interrupted_cot_run_resumes_mid_workflow_without_repeating_calls(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite"
     respond = reply_by_prompt(["Score: 1\nFeedback: vague", "Score: 5\nFeedback: ok"])

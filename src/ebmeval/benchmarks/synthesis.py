@@ -58,6 +58,31 @@ def noise_pool() -> tuple[Document, ...]:
     return tuple(pool[k] for k in sorted(pool))
 
 
+def join_abstracts(samples: list[Sample], path: str) -> list[Sample]:
+    """MedMeta samples with their primary studies' abstracts joined by PMID from ``path``.
+
+    ``path`` is anything :func:`ebmeval.rag.corpus.read_documents` reads: PubMed XML (``.xml``,
+    ``.xml.gz``), JSONL or CSV with ``id`` (the PMID), ``text`` and ``title`` fields, or a
+    folder of text files named by PMID. A document's PMID is its ``metadata["pmid"]``, else its
+    id. PMIDs still without an abstract stay listed in ``metadata["missing_pmids"]``.
+    """
+    from ..rag.corpus import read_documents
+
+    wanted = {str(p) for s in samples for p in s.metadata.get("study_pmids", [])}
+    found: dict[str, Document] = {}
+    for document in read_documents(path):
+        pmid = str(document.metadata.get("pmid", document.id))
+        if pmid in wanted:
+            found[pmid] = Document(id=pmid, text=document.text, title=document.title)
+    joined = []
+    for sample in samples:
+        pmids = [str(p) for p in sample.metadata.get("study_pmids", [])]
+        metadata = {**sample.metadata, "missing_pmids": [p for p in pmids if p not in found]}
+        documents = [found[p] for p in pmids if p in found]
+        joined.append(sample.model_copy(update={"documents": documents, "metadata": metadata}))
+    return joined
+
+
 def load_synthesis(source: Source = "m3", path: str | None = None) -> list[Sample]:
     """The samples of a shipped source, or of a JSONL file of the item schema (``source="file"``)."""
     if source == "file":
@@ -114,6 +139,7 @@ def synthesis(
     workflow: WorkflowName = "golden-rag",
     path: str | None = None,
     items: list[str] | None = None,
+    abstracts: str | None = None,
     overflow: OverflowPolicy = "truncate",
     k: int = 5,
     n_distractors: int = 50,
@@ -142,6 +168,8 @@ def synthesis(
         workflow: one of the six workflows (see :mod:`ebmeval.synthesis`).
         path: JSONL file of synthesis items, for ``source="file"``.
         items: keep only these item ids, in this order.
+        abstracts: for ``medmeta``, a PubMed XML, JSONL, CSV or folder of the primary studies'
+            abstracts, joined by PMID (:func:`join_abstracts`).
         overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
             exceeds the context window; recorded in the generation's metadata.
         k: documents kept after reranking (``standard-rag``).
@@ -163,6 +191,10 @@ def synthesis(
     if overflow not in ("truncate", "map-reduce"):
         raise ConfigError("overflow", f"must be truncate or map-reduce, not {overflow!r}")
     samples = load_synthesis(source, path)
+    if abstracts is not None:
+        if source != "medmeta":
+            raise ConfigError("abstracts", f"only source 'medmeta' joins abstracts; {source!r} ships its own")
+        samples = join_abstracts(samples, abstracts)
     if items is not None:
         by_id = {s.id: s for s in samples}
         unknown = [i for i in items if i not in by_id]
@@ -180,7 +212,9 @@ def synthesis(
             raise ConfigError(
                 "workflow",
                 f"'{workflow}' needs study abstracts, which {len(empty)} items of '{source}' lack "
-                f"(e.g. {empty[0]}); use a parametric workflow or another source",
+                f"(e.g. {empty[0]}); use a parametric workflow, another source"
+                + (", or join abstracts=PATH (PubMed XML, JSONL or CSV keyed by PMID)" if source == "medmeta" else "")
+                + ", or keep the items that have them with items=[...]",
             )
     chosen = _workflow(
         workflow,
