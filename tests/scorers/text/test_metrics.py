@@ -41,6 +41,24 @@ def test_rouge_matches_rouge_score_and_a_hand_count() -> None:
     )
 
 
+def test_rouge_leaves_the_logging_set_up_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    configured: list[object] = []
+    monkeypatch.setattr(logging.root, "handlers", [])
+    monkeypatch.setattr(logging, "basicConfig", lambda *a, **k: configured.append(k))
+    rouge(PREDICTIONS, REFERENCES)
+    assert configured == []
+
+
+def test_bertscore_loads_without_a_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    from ebmeval.scorers.text._metrics import _bert_scorer
+
+    _bert_scorer.cache_clear()
+    bertscore(PREDICTIONS[:1], REFERENCES[:1])
+    assert "Loading weights" not in capfd.readouterr().err
+
+
 def test_rouge_keeps_the_best_reference() -> None:
     best = rouge(["the cat sat"], [["a dog ran", "the cat sat"]], ("rouge1",))[0]["rouge1"]
     assert best == pytest.approx(1.0)

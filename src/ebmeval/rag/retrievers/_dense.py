@@ -13,6 +13,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from ..._util.errors import ConfigError, MissingDependencyError
+from ..._util.quiet import no_hf_progress_bars
 from ...tasks import Document, RetrievedDocument
 from ._base import IndexedRetriever, IndexMismatchError, index_text, ranked_results, retriever
 
@@ -72,18 +73,6 @@ def model_fingerprint(folder: Path) -> str:
     return sha.hexdigest()
 
 
-def _quietly_load(st: Any, path: Path, device: str) -> Any:
-    """The model at ``path``, without transformers' weight-loading progress bar on stderr."""
-    hf_logging = importlib.import_module("transformers.utils.logging")
-    shown = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        return st.SentenceTransformer(str(path), device=device, local_files_only=True)
-    finally:
-        if shown:
-            hf_logging.enable_progress_bar()
-
-
 class Encoder:
     """A sentence-transformers model loaded from a local folder, producing unit-length float32 vectors.
 
@@ -98,7 +87,8 @@ class Encoder:
         self.path = path.resolve()
         self.name = BUNDLED_ENCODER_ID if model is None or self.path == _bundled_or_none() else path.name
         self.batch_size = batch_size
-        self.model = _quietly_load(st, path, device)
+        with no_hf_progress_bars():
+            self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
         self._fingerprint: str | None = None
 
     @property

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._util.errors import MissingDependencyError, UsageError
+from ..._util.quiet import no_hf_progress_bars
 from ._wordnet import load_wordnet
 
 References = Sequence[str | Sequence[str]]
@@ -79,10 +80,13 @@ def rouge(
     """
     lists = _reference_lists(predictions, references)
     try:
-        from rouge_score import rouge_scorer
+        from rouge_score import rouge_scorer, tokenizers
     except ImportError:
         raise MissingDependencyError("ROUGE", "rouge-score", "metrics") from None
-    scorer = rouge_scorer.RougeScorer(list(types), use_stemmer=use_stemmer)
+    # Passing the default tokenizer skips rouge_score's absl log call, which would configure the
+    # root logger and make every library's debug messages print.
+    tokenizer = tokenizers.DefaultTokenizer(use_stemmer)
+    scorer = rouge_scorer.RougeScorer(list(types), use_stemmer=use_stemmer, tokenizer=tokenizer)
     results = []
     for prediction, refs in zip(predictions, lists, strict=True):
         scores = scorer.score_multi(refs, prediction)
@@ -224,4 +228,5 @@ def _bert_scorer(path: str, num_layers: int, batch_size: int) -> Any:
         from bert_score import BERTScorer
     except ImportError:
         raise MissingDependencyError("BERTScore", "bert-score", "metrics") from None
-    return BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, rescale_with_baseline=False)
+    with no_hf_progress_bars():
+        return BERTScorer(model_type=path, num_layers=num_layers, batch_size=batch_size, rescale_with_baseline=False)
