@@ -143,9 +143,7 @@ def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
         f"| workflow | golden-rag | parametric-zero-shot | 3 | {contrast.mean_diff:.2f} | {contrast.t:.2f} |"
         in shown.output
     )
-    as_json = CliRunner().invoke(
-        app, ["synthesis", "table", *run_ids, "--store", str(store), "--contrast", "rubric", "--json"]
-    )
+    as_json = CliRunner().invoke(app, ["synthesis", "table", *run_ids, "--store", str(store), "--json"])
     assert json.loads(as_json.output)["contrasts"][0]["cohens_d"] == pytest.approx(contrast.cohens_d)
     wrong = CliRunner().invoke(app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "bleu"])
     assert isinstance(wrong.exception, ConfigError)

@@ -36,7 +36,10 @@ def table(
         list[str] | None,
         typer.Option("--metric", help="rubric, panel, rouge, bertscore, recall or feasibility (repeatable)."),
     ] = None,
-    contrast: Annotated[str, typer.Option(help="Metric of the paired workflow and model contrasts.")] = "panel",
+    contrast: Annotated[
+        str | None,
+        typer.Option(help="Metric of the paired workflow and model contrasts (default: panel if scored, else rubric)."),
+    ] = None,
     store: StoreOption = DEFAULT_STORE,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
 ) -> None:
@@ -46,11 +49,14 @@ def table(
     from ..synthesis import METRICS, panel_agreement, synthesis_contrasts, synthesis_table
 
     metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]
-    for name in [*metrics, contrast]:
+    for name in [*metrics, *([contrast] if contrast else [])]:
         if name not in METRICS:
             raise ConfigError("--metric", f"{name!r} is not one of {', '.join(METRICS)}")
     path = _existing(store, "run store")
     rows = synthesis_table(path, run_ids, metrics)
+    if contrast is None:
+        probe = rows if "panel" in metrics else synthesis_table(path, run_ids, ["panel"])
+        contrast = "panel" if any(row.means.get("panel") is not None for row in probe) else "rubric"
     contrasts = synthesis_contrasts(path, run_ids, contrast)
     panels = {r.run_id: panel_agreement(path, r.run_id) for r in rows if r.means.get("panel") is not None}
     if as_json:
