@@ -132,7 +132,7 @@ def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
     assert rows[0].means["rubric"] == 4.0 and rows[0].n == 3
     assert rows[0].cis["rubric"] == (4.0, 4.0)
     (contrast,) = synthesis_contrasts(store, run_ids, "rubric")
-    assert contrast.factor == "workflow" and contrast.n == 3
+    assert contrast.factor == "workflow" and contrast.n == 3 and contrast.within == "scripted/model"
     assert contrast.mean_diff is not None and contrast.mean_diff > 1
     shown = CliRunner().invoke(
         app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "rubric", "--contrast", "rubric"]
@@ -140,13 +140,21 @@ def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
     assert shown.exit_code == 0, shown.output
     assert f"| {run_ids[0]} | model | m3 | golden-rag | 3 | 4.00 [4.00, 4.00] |" in shown.output
     assert (
-        f"| workflow | golden-rag | parametric-zero-shot | 3 | {contrast.mean_diff:.2f} | {contrast.t:.2f} |"
+        f"| workflow | golden-rag | parametric-zero-shot | model | 3 | {contrast.mean_diff:.2f} | {contrast.t:.2f} |"
         in shown.output
     )
     as_json = CliRunner().invoke(app, ["synthesis", "table", *run_ids, "--store", str(store), "--json"])
     assert json.loads(as_json.output)["contrasts"][0]["cohens_d"] == pytest.approx(contrast.cohens_d)
     wrong = CliRunner().invoke(app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "bleu"])
     assert isinstance(wrong.exception, ConfigError)
+
+
+def test_standard_rag_rows_are_labelled_with_k() -> None:
+    from ebmeval.synthesis._tables import _workflow_label
+
+    assert _workflow_label({"workflow": "standard-rag"}) == "standard-rag (k=5)"
+    assert _workflow_label({"workflow": "standard-rag", "k": 10}) == "standard-rag (k=10)"
+    assert _workflow_label({"workflow": "golden-rag", "k": 10}) == "golden-rag"
 
 
 def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:

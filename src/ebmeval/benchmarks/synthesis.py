@@ -13,6 +13,7 @@ from .._util.errors import ConfigError, UnknownNameError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig
 from ..synthesis import (
+    DEFAULT_K,
     EVIDENCE_WORKFLOWS,
     WORKFLOWS,
     Feasibility,
@@ -141,7 +142,7 @@ def synthesis(
     items: list[str] | None = None,
     abstracts: str | None = None,
     overflow: OverflowPolicy = "truncate",
-    k: int = 5,
+    k: int = DEFAULT_K,
     n_distractors: int = 50,
     depth: int = 20,
     rerank_top_n: int = 10,

@@ -80,12 +80,21 @@ def table(
     if contrasts:
         paired = Table(
             f"Paired contrasts of {contrast}",
-            ["factor", "a", "b", "n", "mean(a − b)", "t", "p", "Cohen's d_z", "note"],
-            numeric={3, 4, 5, 6, 7},
+            ["factor", "a", "b", "within", "n", "mean(a − b)", "t", "p", "Cohen's d_z", "note"],
+            numeric={4, 5, 6, 7, 8},
         )
         for c in contrasts:
             paired.add(
-                c.factor, c.a, c.b, c.n, _num(c.mean_diff), _num(c.t), _num(c.pvalue, 3), _num(c.cohens_d), c.note
+                c.factor,
+                c.a,
+                c.b,
+                c.within.split("/")[-1],
+                c.n,
+                _num(c.mean_diff),
+                _num(c.t),
+                _num(c.pvalue, 3),
+                _num(c.cohens_d),
+                c.note,
             )
         typer.echo(paired.markdown())
     if panels:

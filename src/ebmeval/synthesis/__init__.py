@@ -61,6 +61,7 @@ from ._tables import (
     synthesis_table,
 )
 from ._workflows import (
+    DEFAULT_K,
     EVIDENCE_WORKFLOWS,
     WORKFLOWS,
     Feasibility,
@@ -76,6 +77,7 @@ from ._workflows import (
 __all__ = [
     "CRITERIA",
     "Contrast",
+    "DEFAULT_K",
     "EVIDENCE_WORKFLOWS",
     "Feasibility",
     "FeasibilityScore",

@@ -12,6 +12,7 @@ from pathlib import Path
 from .._util.errors import DataError
 from ..stats import StatsInputError, bootstrap_ci, cohens_d, paired_ttest
 from ..store import RunStore
+from ._workflows import DEFAULT_K
 
 METRICS: dict[str, tuple[str, str]] = {
     "rubric": ("judge/rubric-0-5", "rubric"),
@@ -51,6 +52,8 @@ class Contrast:
     """Label (workflow or model) of the first run."""
     b: str
     metric: str
+    within: str
+    """The level both runs share: the model of a workflow contrast, the workflow of a model contrast."""
     n: int
     """Samples scored in both runs."""
     mean_diff: float | None
@@ -71,6 +74,14 @@ def _per_sample(store: RunStore, run_id: str, scorer: str, value: str) -> dict[s
         if found is not None:
             collected[sample_id].append(found)
     return {k: statistics.fmean(v) if v else None for k, v in collected.items()}
+
+
+def _workflow_label(task_args: dict[str, object]) -> str:
+    """The run's workflow, with ``k`` for ``standard-rag`` (K = 5 and K = 10 are different conditions)."""
+    workflow = str(task_args.get("workflow", ""))
+    if workflow == "standard-rag":
+        return f"{workflow} (k={task_args.get('k', DEFAULT_K)})"
+    return workflow
 
 
 def _load(
@@ -95,7 +106,7 @@ def _load(
             row = TableRow(
                 run_id=run.run_id,
                 model=run.model,
-                workflow=str(args.get("workflow", "")),
+                workflow=_workflow_label(args),
                 source=str(args.get("source", "")),
                 n=n,
                 means=means,
@@ -136,9 +147,9 @@ def synthesis_contrasts(store_path: str | Path, run_ids: Sequence[str], metric: 
         if row_a.source != row_b.source:
             continue
         if row_a.model == row_b.model and row_a.workflow != row_b.workflow:
-            factor, a, b = "workflow", row_a.workflow, row_b.workflow
+            factor, a, b, within = "workflow", row_a.workflow, row_b.workflow, row_a.model
         elif row_a.workflow == row_b.workflow and row_a.model != row_b.model:
-            factor, a, b = "model", row_a.model, row_b.model
+            factor, a, b, within = "model", row_a.model, row_b.model, row_a.workflow
         else:
             continue
         pairs: list[tuple[float, float]] = []
@@ -146,7 +157,7 @@ def synthesis_contrasts(store_path: str | Path, run_ids: Sequence[str], metric: 
             x, y = va[metric][sample_id], vb[metric].get(sample_id)
             if x is not None and y is not None:
                 pairs.append((x, y))
-        contrast = Contrast(factor, a, b, metric, len(pairs), None, None, None, None)
+        contrast = Contrast(factor, a, b, metric, within, len(pairs), None, None, None, None)
         if pairs:
             contrast.mean_diff = statistics.fmean(x - y for x, y in pairs)
         try:

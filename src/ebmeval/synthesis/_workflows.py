@@ -81,6 +81,10 @@ async def synthesise(
     return output.text.strip(), record
 
 
+DEFAULT_K = 5
+"""Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
+
+
 class ParametricZeroShot:
     """The conclusion from the review title (and background) alone."""
 
@@ -225,7 +229,7 @@ class StandardRAG:
         self,
         pool: Sequence[Document],
         *,
-        k: int = 5,
+        k: int = DEFAULT_K,
         n_distractors: int = 50,
         depth: int = 20,
         rerank_top_n: int = 10,
