@@ -194,3 +194,11 @@ def test_recall_counts_each_gold_article_once(tmp_path: Path) -> None:
         models={"model": scripted_model()},
     )
     assert recall_curve(RunStore(tmp_path / "r.sqlite"), result.run.run_id) == pytest.approx([0.5, 0.5, 0.5, 1.0])
+
+
+def test_long_list_options_are_shortened_in_labels_but_stay_distinct() -> None:
+    from ebmeval.report._build import _short
+
+    many = [f"m3-{i}" for i in range(5)]
+    assert _short(many).startswith("[m3-0, … 5 values #") and _short(many) != _short([*many[:4], "m3-9"])
+    assert _short(["a", "b"]) == "['a', 'b']" and _short(10) == "10"

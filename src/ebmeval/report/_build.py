@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from .._util.hashing import stable_hash
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
 from ..synthesis import PanelAgreement, RubricPanel, panel_agreement
@@ -349,8 +350,15 @@ def _varying_args(runs: Sequence[RunRecord]) -> set[str]:
 
 def _task_label(run: RunRecord, varying: set[str]) -> str:
     args = run.config.get("task_args", {})
-    extra = ", ".join(f"{k}={args[k]}" for k in sorted(varying) if k in args)
+    extra = ", ".join(f"{k}={_short(args[k])}" for k in sorted(varying) if k in args)
     return f"{run.task} ({extra})" if extra else run.task
+
+
+def _short(value: object) -> str:
+    """A task option for a label: lists of more than 3 values as their first, count and hash."""
+    if isinstance(value, list) and len(value) > 3:
+        return f"[{value[0]}, … {len(value)} values #{stable_hash(value, 6)}]"
+    return str(value)
 
 
 def _ci(ci: tuple[float, float]) -> str:
