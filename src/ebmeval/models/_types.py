@@ -56,8 +56,8 @@ class GenerateConfig(BaseModel):
     """Seconds to wait for one request before it counts as failed."""
     response_schema: dict[str, Any] | None = None
     """A JSON schema the reply must follow, sent as the OpenAI ``response_format``
-    (``json_schema``); llama.cpp enforces it while decoding. Providers without constrained
-    decoding ignore it, so callers still validate the reply."""
+    (``json_schema``), which llama.cpp, vLLM and OpenAI enforce while decoding (a server without
+    structured output may refuse the request). Callers still validate the reply."""
 
     def merge(self, other: GenerateConfig | None) -> GenerateConfig:
         """This config with every field that ``other`` sets explicitly taking precedence."""
