@@ -1,4 +1,5 @@
 import asyncio
+import json
 import time
 
 import httpx
@@ -36,6 +37,20 @@ async def test_real_server_answers(smollm2_server: str) -> None:
     assert all(len(t.top) == 2 for t in output.logprobs)
     again = await model.generate("What is the capital of France?", config)
     assert again.text == output.text
+    await model.aclose()
+
+
+async def test_real_server_follows_a_response_schema(smollm2_server: str) -> None:
+    model = get_model(f"openai-compatible:smollm2@{smollm2_server}")
+    schema = {
+        "type": "object",
+        "properties": {"overall": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
+        "required": ["overall"],
+        "additionalProperties": False,
+    }
+    config = SHORT.model_copy(update={"max_tokens": 60, "response_schema": schema})
+    output = await model.generate("Tell me about dragons.", config)
+    assert set(json.loads(output.text)) == {"overall"} and json.loads(output.text)["overall"] in range(6)
     await model.aclose()
 
 
