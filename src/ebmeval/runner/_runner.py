@@ -156,6 +156,7 @@ async def _execute(
     on_progress: ProgressCallback,
 ) -> None:
     generated = store.done_generations(run_id)
+    stepped = store.stepped(run_id)
     scored = {scorer.name: store.scored(run_id, scorer.name) for scorer in task.scorers}
     todo: list[tuple[Sample, int]] = []
     for epoch in range(config.epochs):
@@ -173,10 +174,12 @@ async def _execute(
 
     async def one(sample: Sample, epoch: int) -> None:
         async with limit:
-            ctx = SampleContext(models, store.memo(run_id, sample.id, epoch), seed=base_seed + epoch)
+            key = (sample.id, epoch)
+            memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
+            ctx = SampleContext(models, memo, seed=base_seed + epoch)
             stage = "generate"
             try:
-                found = store.get_generation(run_id, sample.id, epoch)
+                found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
                 if found is None:
                     generation = await _generate(task, sample, epoch, ctx)
                     store.put_generation(run_id, sample, generation)

@@ -237,9 +237,9 @@ class RunStore:
 
     # steps
 
-    def memo(self, run_id: str, sample_id: str, epoch: int = 0) -> SampleMemo:
-        """The step memo of one sample."""
-        return SampleMemo(self, run_id, sample_id, epoch)
+    def memo(self, run_id: str, sample_id: str, epoch: int = 0, *, fresh: bool = False) -> SampleMemo:
+        """The step memo of one sample; ``fresh`` says it has no recorded steps, so none are read."""
+        return SampleMemo(self, run_id, sample_id, epoch, fresh=fresh)
 
     def get_step(self, run_id: str, sample_id: str, epoch: int, step: str) -> dict[str, Any] | None:
         """A recorded step's payload."""
@@ -249,12 +249,28 @@ class RunStore:
         )
         return json.loads(rows[0][0]) if rows else None
 
-    def put_step(self, run_id: str, sample_id: str, epoch: int, step: str, payload: dict[str, Any]) -> None:
-        """Record a finished step (ignored if recorded already)."""
+    def put_step(self, run_id: str, sample_id: str, epoch: int, step: str, payload: dict[str, Any]) -> str:
+        """Record a finished step (ignored if recorded already); returns the JSON written."""
+        text = json.dumps(payload, default=str)
         self._write(
             "INSERT OR IGNORE INTO steps (run_id, sample_id, epoch, step, payload, created_at) VALUES (?,?,?,?,?,?)",
-            (run_id, sample_id, epoch, step, json.dumps(payload, default=str), _now()),
+            (run_id, sample_id, epoch, step, text, _now()),
         )
+        return text
+
+    def step_texts(self, run_id: str, sample_id: str, epoch: int = 0) -> dict[str, str]:
+        """A sample's recorded steps as step name → payload JSON."""
+        rows = self._rows(
+            "SELECT step, payload FROM steps WHERE run_id = ? AND sample_id = ? AND epoch = ?",
+            (run_id, sample_id, epoch),
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def stepped(self, run_id: str) -> set[tuple[str, int]]:
+        """(sample id, epoch) of every sample with at least one recorded step."""
+        return {
+            (r[0], r[1]) for r in self._rows("SELECT DISTINCT sample_id, epoch FROM steps WHERE run_id = ?", (run_id,))
+        }
 
     def steps(self, run_id: str, sample_id: str, epoch: int = 0) -> list[tuple[str, dict[str, Any]]]:
         """A sample's recorded steps in the order they finished."""
@@ -314,19 +330,30 @@ class RunStore:
 
 
 class SampleMemo:
-    """The :class:`~ebmeval.tasks.StepMemo` of one sample, backed by the run store."""
+    """The :class:`~ebmeval.tasks.StepMemo` of one sample, backed by the run store.
 
-    def __init__(self, store: RunStore, run_id: str, sample_id: str, epoch: int) -> None:
+    The sample's recorded steps are read once, on the first lookup (not at all when it is
+    ``fresh``), and kept with every step recorded since, so replaying and re-reading steps
+    costs no query.
+    """
+
+    def __init__(self, store: RunStore, run_id: str, sample_id: str, epoch: int, *, fresh: bool = False) -> None:
         self._store = store
         self._key = (run_id, sample_id, epoch)
+        self._texts: dict[str, str] | None = {} if fresh else None
 
     def get_step(self, step: str) -> dict[str, Any] | None:
-        """The payload recorded for ``step``."""
-        return self._store.get_step(*self._key, step)
+        """The payload recorded for ``step`` (a new copy on every call)."""
+        if self._texts is None:
+            self._texts = self._store.step_texts(*self._key)
+        text = self._texts.get(step)
+        return None if text is None else json.loads(text)
 
     def put_step(self, step: str, payload: dict[str, Any]) -> None:
-        """Record ``step``."""
-        self._store.put_step(*self._key, step, payload)
+        """Record ``step``; the first record of a name is the one kept, as in the store."""
+        text = self._store.put_step(*self._key, step, payload)
+        if self._texts is not None:
+            self._texts.setdefault(step, text)
 
 
 _GEN_COLUMNS = "sample, sample_id, epoch, output, answer, retrieved, steps, usage, latency, metadata"
