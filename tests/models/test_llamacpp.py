@@ -1,5 +1,4 @@
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 
@@ -9,7 +8,7 @@ from ebmeval._util.errors import ConfigError, ModelError
 from ebmeval.models import GenerateConfig, get_model, user
 from ebmeval.models._local_files import DEFAULT_SHA256, SMOLLM2_SHA256
 from ebmeval.models.providers.llamacpp import LlamaCppModel, local
-from tests.models import requires_small_model
+from tests.models import GRADE_SCHEMA, is_grade, requires_small_model
 
 pytestmark = requires_small_model
 
@@ -91,15 +90,9 @@ async def test_same_seed_same_output(smollm2: LlamaCppModel) -> None:
 
 @pytest.mark.local_model
 async def test_response_schema_constrains_the_reply(smollm2: LlamaCppModel) -> None:
-    schema = {
-        "type": "object",
-        "properties": {"grade": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
-        "required": ["grade"],
-        "additionalProperties": False,
-    }
-    config = GREEDY.model_copy(update={"max_tokens": 60, "response_schema": schema})
+    config = GREEDY.model_copy(update={"max_tokens": 60, "response_schema": GRADE_SCHEMA})
     output = await smollm2.generate([user("Tell me a story about a dragon.")], config)
-    assert set(json.loads(output.text)) == {"grade"} and json.loads(output.text)["grade"] in range(6)
+    assert is_grade(output.text)
 
 
 async def test_stop_strings_end_generation(smollm2: LlamaCppModel) -> None:

@@ -1,5 +1,4 @@
 import asyncio
-import json
 import time
 
 import httpx
@@ -10,7 +9,7 @@ from ebmeval.models import GenerateConfig, ModelOutput, get_model, user
 from ebmeval.models._serve import model_server
 from ebmeval.models.providers.openai_compatible import OpenAICompatibleModel, RetryPolicy
 from tests.helpers.fault_proxy import Fault, FaultProxy, Seen
-from tests.models import requires_small_model
+from tests.models import GRADE_SCHEMA, is_grade, requires_small_model
 
 pytestmark = [pytest.mark.server, requires_small_model]
 
@@ -42,15 +41,9 @@ async def test_real_server_answers(smollm2_server: str) -> None:
 
 async def test_real_server_follows_a_response_schema(smollm2_server: str) -> None:
     model = get_model(f"openai-compatible:smollm2@{smollm2_server}")
-    schema = {
-        "type": "object",
-        "properties": {"overall": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
-        "required": ["overall"],
-        "additionalProperties": False,
-    }
-    config = SHORT.model_copy(update={"max_tokens": 60, "response_schema": schema})
+    config = SHORT.model_copy(update={"max_tokens": 60, "response_schema": GRADE_SCHEMA})
     output = await model.generate("Tell me about dragons.", config)
-    assert set(json.loads(output.text)) == {"overall"} and json.loads(output.text)["overall"] in range(6)
+    assert is_grade(output.text)
     await model.aclose()
 
 
