@@ -10,6 +10,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -28,6 +30,24 @@ def load_delay_server() -> ModuleType:
     sys.modules.setdefault("_delay_server", module)
     spec.loader.exec_module(module)
     return module
+
+
+@contextmanager
+def delay_server(folder: Path, delay: float = 0.02) -> Iterator[str]:
+    """The root URL of a delay server answering after ``delay`` seconds, run in its own process."""
+    port_file = folder / "port"
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "_delay_server.py"), "--delay", str(delay)]
+        + ["--port-file", str(port_file)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        if not wait_for(port_file.exists, 60):
+            raise RuntimeError("the delay server did not start")
+        yield f"http://127.0.0.1:{port_file.read_text()}"
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 def write_questions(path: Path, n: int) -> Path:

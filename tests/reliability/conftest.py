@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ._support import ROOT, wait_for
+from ._support import delay_server
 
 
 @pytest.fixture(scope="module")
 def delay_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The root URL of a delay server (20 ms per answer) in its own process."""
-    port_file = tmp_path_factory.mktemp("delay") / "port"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "_delay_server.py"),
-            "--delay",
-            "0.02",
-            "--port-file",
-            str(port_file),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        assert wait_for(port_file.exists, 60), "the delay server did not start"
-        yield f"http://127.0.0.1:{port_file.read_text()}"
-    finally:
-        server.terminate()
-        server.wait(10)
+    with delay_server(tmp_path_factory.mktemp("delay")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -21,13 +21,23 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ._support import ROOT, cli_env, counts, integrity, read_only, run_args, spawn, wait_for, write_questions
+from ._support import (
+    ROOT,
+    cli_env,
+    counts,
+    delay_server,
+    integrity,
+    read_only,
+    run_args,
+    spawn,
+    wait_for,
+    write_questions,
+)
 
 
 @dataclass
@@ -109,22 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="ebmeval-crash-") as tmp:
-        port_file = Path(tmp) / "port"
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "benchmarks" / "_delay_server.py"),
-                "--delay",
-                "0.02",
-                "--port-file",
-                str(port_file),
-            ],
-            stdout=subprocess.DEVNULL,
-        )
-        try:
-            if not wait_for(port_file.exists, 60):
-                raise RuntimeError("the delay server did not start")
-            url = f"http://127.0.0.1:{port_file.read_text()}"
+        with delay_server(Path(tmp)) as url:
             outcomes = []
             for repeat in range(args.repeats):
                 work = Path(tmp) / f"r{repeat}"
@@ -132,9 +127,6 @@ def main() -> None:
                 outcome = crash_once(url, work, args.n, rng)
                 outcomes.append(outcome)
                 print(f"#{repeat}: {asdict(outcome)} sound={outcome.sound(args.n)}", flush=True)
-        finally:
-            server.terminate()
-            server.wait(10)
     sound = sum(o.sound(args.n) for o in outcomes)
     result = {
         "benchmark": "crash_loop",
