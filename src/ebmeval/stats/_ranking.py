@@ -64,6 +64,16 @@ def _encode(matches: Sequence[tuple[str, str, str]]) -> _Matches:
     )
 
 
+def _checked(
+    matches: Sequence[tuple[str, str, str]], n_bootstrap: int, level: float, seed: int, scale: float
+) -> tuple[_Matches, int, float, np.random.Generator]:
+    """The encoded matches and the checked bootstrap settings that both rating methods take."""
+    checked = _encode(matches), check.count(n_bootstrap, "n_bootstrap", 2), check.level(level), check.rng(seed)
+    if not scale > 0:
+        raise StatsInputError(f"scale={scale!r}: must be positive")
+    return checked
+
+
 def _ratings(m: _Matches, value: NDArray[np.float64], boot: NDArray[np.float64], level: float, method: str) -> Ratings:
     alpha = (1.0 - level) / 2.0
     low, high = np.percentile(boot, [100.0 * alpha, 100.0 * (1.0 - alpha)], axis=0)
@@ -191,12 +201,7 @@ def elo_ratings(
     Returns:
         Ratings keyed by player name.
     """
-    m = _encode(matches)
-    n_bootstrap = check.count(n_bootstrap, "n_bootstrap", 2)
-    level = check.level(level)
-    rng = check.rng(seed)
-    if not scale > 0:
-        raise StatsInputError(f"scale={scale!r}: must be positive")
+    m, n_bootstrap, level, rng = _checked(matches, n_bootstrap, level, seed, scale)
     value = _elo_sequential(m, k, initial, scale)
     boot = _elo_lanes(m, _elo_orders(m.score.size, n_bootstrap, rng), n_bootstrap, k, initial, scale)
     return _ratings(m, value, boot, level, "elo")
@@ -373,12 +378,7 @@ def bradley_terry(
     Returns:
         Ratings keyed by player name.
     """
-    m = _encode(matches)
-    n_bootstrap = check.count(n_bootstrap, "n_bootstrap", 2)
-    level = check.level(level)
-    rng = check.rng(seed)
-    if not scale > 0:
-        raise StatsInputError(f"scale={scale!r}: must be positive")
+    m, n_bootstrap, level, rng = _checked(matches, n_bootstrap, level, seed, scale)
     p = len(m.players)
     pairs, res = _tabulate(m)
     w_ij, w_ji = _win_counts(pairs.i.size, res, res.frequency[None, :])
