@@ -13,31 +13,19 @@ in ``docs/tasks/*.md``.
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from ebmeval.benchmarks._data import write_records
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data"
 DEFAULT_OUT = ROOT / "src" / "ebmeval" / "benchmarks" / "data"
-
-
-def write_jsonl_gz(path: Path, records: Iterable[dict[str, Any]]) -> int:
-    """Write ``records`` as gzip JSONL with a zero mtime and no file name; return the count."""
-    buffer = io.BytesIO()
-    count = 0
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as handle:
-        for record in records:
-            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-            count += 1
-    path.write_bytes(buffer.getvalue())
-    return count
 
 
 def pubmedqa(source: Path) -> Iterator[dict[str, Any]]:
@@ -231,18 +219,18 @@ def ddi_pairs(source: Path, split: str = "Test") -> Iterator[dict[str, Any]]:
 def build(source: Path, out: Path) -> dict[str, int]:
     """Write every shipped file under ``out``; return the record count of each."""
     out.mkdir(parents=True, exist_ok=True)
-    counts = {"pubmedqa.jsonl.gz": write_jsonl_gz(out / "pubmedqa.jsonl.gz", pubmedqa(source))}
+    counts = {"pubmedqa.jsonl.gz": write_records(out / "pubmedqa.jsonl.gz", pubmedqa(source))}
     for dataset in MIRAGE_DATASETS:
         name = f"mirage_{dataset}.jsonl.gz"
-        counts[name] = write_jsonl_gz(out / name, mirage(source, dataset))
+        counts[name] = write_records(out / name, mirage(source, dataset))
     for language in CAREMEDEVAL_FILES:
         name = f"caremedeval_{language}.jsonl.gz"
-        counts[name] = write_jsonl_gz(out / name, caremedeval_questions(source, language))
-    counts["caremedeval_articles.jsonl.gz"] = write_jsonl_gz(
+        counts[name] = write_records(out / name, caremedeval_questions(source, language))
+    counts["caremedeval_articles.jsonl.gz"] = write_records(
         out / "caremedeval_articles.jsonl.gz", caremedeval_articles(source)
     )
-    counts["medthink.jsonl.gz"] = write_jsonl_gz(out / "medthink.jsonl.gz", medthink(source))
-    counts["ddi2013_test.jsonl.gz"] = write_jsonl_gz(out / "ddi2013_test.jsonl.gz", ddi_pairs(source))
+    counts["medthink.jsonl.gz"] = write_records(out / "medthink.jsonl.gz", medthink(source))
+    counts["ddi2013_test.jsonl.gz"] = write_records(out / "ddi2013_test.jsonl.gz", ddi_pairs(source))
     return counts
 
 

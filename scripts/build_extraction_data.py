@@ -20,28 +20,18 @@ Output is deterministic (file order, fixed gzip mtime). Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import re
 import zipfile
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from ebmeval.benchmarks._data import write_records
+
 DDI_TEST = "DDICorpus/Test/Test for DDI Extraction task/"
 MARKED = re.compile(r"<< (.+?) >>|\[\[ (.+?) \]\]")
-
-
-def write(path: Path, records: Iterable[dict[str, Any]]) -> int:
-    """Write ``records`` as gzip JSONL with a fixed header, so equal input gives equal bytes."""
-    count = 0
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
-        for record in records:
-            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-            count += 1
-    return count
 
 
 def ddi_records(archive: Path) -> list[dict[str, Any]]:
@@ -116,12 +106,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("src/ebmeval/benchmarks/data"))
     args = parser.parse_args()
     ddi = ddi_records(args.data / "ddi_corpus/DDICorpus-2013.zip")
-    n = write(args.out / "extraction_ddi.jsonl.gz", ddi)
+    n = write_records(args.out / "extraction_ddi.jsonl.gz", ddi)
     types = Counter(t[1] for r in ddi for t in r["triplets"])
     positive = sum(1 for r in ddi if r["triplets"])
     print(f"ddi: {n} sentences ({positive} with a relation), {sum(r['pairs'] for r in ddi)} pairs, {dict(types)}")
     chemprot, skipped = chemprot_records(args.data / "chemprot_scibert/test.jsonl")
-    n = write(args.out / "extraction_chemprot.jsonl.gz", chemprot)
+    n = write_records(args.out / "extraction_chemprot.jsonl.gz", chemprot)
     labels = Counter(t[1] for r in chemprot for t in r["triplets"])
     print(f"chemprot: {n} sentences, {sum(labels.values())} triplets, {skipped} lines left out, {dict(labels)}")
 

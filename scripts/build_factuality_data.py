@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
-import io
 import json
 import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+from ebmeval.benchmarks._data import write_records
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "ebmeval" / "benchmarks" / "data"
 
@@ -37,12 +37,8 @@ EI_LABELS = {
 
 
 def write(name: str, records: list[dict[str, Any]]) -> None:
-    """Write ``records`` as gzip JSONL with a fixed header so rebuilds are byte-identical."""
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as gz:
-        gz.write(text.encode("utf-8"))
-    (OUT / name).write_bytes(buffer.getvalue())
+    """Write ``records`` to the shipped file ``name`` (byte-identical on rebuilds)."""
+    write_records(OUT / name, records)
     print(f"{name}: {len(records)} records")
 
 

@@ -18,26 +18,16 @@ order, fixed gzip mtime). Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from ebmeval.benchmarks._data import write_records
+
 LIVEQA = "lfqa/liveqa/TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
 MEDICATIONQA = "lfqa/medicationqa/medicationqa.jsonl"
 HEALTHSEARCHQA = "lfqa/healthsearchqa/healthsearchqa_questions.json"
-
-
-def write(path: Path, records: Iterable[dict[str, Any]]) -> int:
-    """Write ``records`` as gzip JSONL with a fixed header, so equal input gives equal bytes."""
-    count = 0
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
-        for record in records:
-            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-            count += 1
-    return count
 
 
 def clean(text: str | None) -> str:
@@ -117,11 +107,11 @@ def main() -> None:
     args = parser.parse_args()
     live = liveqa(args.data / LIVEQA)
     answers = sum(len(r["answers"]) for r in live)
-    print(f"liveqa: {write(args.out / 'lfqa_liveqa.jsonl.gz', live)} questions, {answers} reference answers")
+    print(f"liveqa: {write_records(args.out / 'lfqa_liveqa.jsonl.gz', live)} questions, {answers} reference answers")
     med = medicationqa(args.data / MEDICATIONQA)
-    print(f"medicationqa: {write(args.out / 'lfqa_medicationqa.jsonl.gz', med)} questions")
+    print(f"medicationqa: {write_records(args.out / 'lfqa_medicationqa.jsonl.gz', med)} questions")
     hsqa = healthsearchqa(args.data / HEALTHSEARCHQA)
-    print(f"healthsearchqa: {write(args.out / 'lfqa_healthsearchqa.jsonl.gz', hsqa)} questions")
+    print(f"healthsearchqa: {write_records(args.out / 'lfqa_healthsearchqa.jsonl.gz', hsqa)} questions")
 
 
 if __name__ == "__main__":

@@ -14,11 +14,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
-import io
 import json
 from pathlib import Path
 from typing import Any
+
+from ebmeval.benchmarks._data import write_records
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "medthink_bench" / "QA_data.json"
@@ -50,13 +50,9 @@ def main() -> None:
     args = parser.parse_args()
     items = json.loads(args.source.read_text(encoding="utf-8"))
     records = sorted((convert(item, n) for n, item in enumerate(items, start=1)), key=lambda r: r["index"])
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as handle:
-        for record in records:
-            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-    args.output.write_bytes(buffer.getvalue())
+    write_records(args.output, records)
     steps = sum(len(r["scoring_points"]) for r in records)
-    print(f"{args.output}: {len(records)} questions, {steps} expert steps, {len(buffer.getvalue())} bytes")
+    print(f"{args.output}: {len(records)} questions, {steps} expert steps, {args.output.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

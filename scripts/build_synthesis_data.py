@@ -17,24 +17,13 @@ Output is deterministic (sorted ids, fixed gzip mtime). Usage::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ebmeval.benchmarks._data import write_records
 from ebmeval.synthesis import JoinReport, SynthesisItem, load_m3, load_medmeta, load_ms2
 from ebmeval.tasks import Document
-
-
-def write(path: Path, records: Iterable[dict[str, Any]]) -> int:
-    """Write ``records`` as gzip JSONL with a fixed header, so equal input gives equal bytes."""
-    count = 0
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as handle:
-        for record in records:
-            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-            count += 1
-    return count
 
 
 def items(records: list[SynthesisItem]) -> list[dict[str, Any]]:
@@ -69,17 +58,16 @@ def main() -> None:
     args = parser.parse_args()
     data, out = args.data, args.out
     m3 = load_m3(data / "m3/level2.jsonl", data / "m3/level3.jsonl")
-    print(f"m3: {write(out / 'synthesis_m3.jsonl.gz', items(m3))} reviews")
+    print(f"m3: {write_records(out / 'synthesis_m3.jsonl.gz', items(m3))} reviews")
     ms2, distractors = load_ms2(data / "ms2_sample/sample.json")
-    print(
-        f"ms2: {write(out / 'synthesis_ms2.jsonl.gz', items(ms2))} reviews, {sum(len(i.studies) for i in ms2)} studies"
-    )
+    n_ms2 = write_records(out / "synthesis_ms2.jsonl.gz", items(ms2))
+    print(f"ms2: {n_ms2} reviews, {sum(len(i.studies) for i in ms2)} studies")
     noise = [{"id": d.id, "title": d.title, "text": d.text} for d in sorted(distractors, key=lambda d: d.id)]
-    print(f"noise: {write(out / 'synthesis_noise.jsonl.gz', noise)} general references")
+    print(f"noise: {write_records(out / 'synthesis_noise.jsonl.gz', noise)} general references")
     report = JoinReport()
     medmeta = load_medmeta(data / "medmeta/MedMeta.csv", abstracts(data), report)
     print(
-        f"medmeta: {write(out / 'synthesis_medmeta.jsonl.gz', items(medmeta))} reviews; "
+        f"medmeta: {write_records(out / 'synthesis_medmeta.jsonl.gz', items(medmeta))} reviews; "
         f"{report.joined} of {report.pmids} primary-study PMIDs joined an abstract"
     )
 

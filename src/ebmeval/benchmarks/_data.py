@@ -1,11 +1,14 @@
-"""Reading the data files shipped in ``ebmeval/benchmarks/data`` (built by ``scripts/build_data.py``)."""
+"""The data files shipped in ``ebmeval/benchmarks/data``: read by tasks, written by ``scripts/build_*``."""
 
 from __future__ import annotations
 
 import gzip
-from collections.abc import Collection, Iterator, Mapping
+import io
+import json
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from .._util.errors import DataError
@@ -36,6 +39,21 @@ def _iter_records(name: str) -> Iterator[dict[str, Any]]:
     with resource.open("rb") as raw, gzip.open(raw, "rb") as lines:
         for _, record in parse_jsonl(lines, data_path(name)):
             yield record
+
+
+def write_records(path: str | Path, records: Iterable[Mapping[str, Any]]) -> int:
+    """Write ``records`` as gzip JSONL (sorted keys, zero mtime, no file name, level 9); return the count.
+
+    The fixed header makes a rebuild from the same input byte-identical.
+    """
+    buffer = io.BytesIO()
+    count = 0
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0, compresslevel=9) as handle:
+        for record in records:
+            handle.write((json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+            count += 1
+    Path(path).write_bytes(buffer.getvalue())
+    return count
 
 
 def require(record: Mapping[str, Any], keys: Collection[str], name: str, line: int) -> None:
