@@ -54,9 +54,9 @@ def test_chemprot_sentences_and_labels() -> None:
 @pytest.mark.skipif(not SHARED.exists(), reason="needs the project's shared data folder")
 def test_shipped_files_are_what_the_build_script_writes(tmp_path: Path) -> None:
     script = _build_script()
-    script.write(tmp_path / "ddi.jsonl.gz", script.ddi_records(SHARED / "ddi_corpus/DDICorpus-2013.zip"))
+    script.write_records(tmp_path / "ddi.jsonl.gz", script.ddi_records(SHARED / "ddi_corpus/DDICorpus-2013.zip"))
     chemprot, skipped = script.chemprot_records(SHARED / "chemprot_scibert/test.jsonl")
-    script.write(tmp_path / "chemprot.jsonl.gz", chemprot)
+    script.write_records(tmp_path / "chemprot.jsonl.gz", chemprot)
     data = ROOT / "src/ebmeval/benchmarks/data"
     assert (tmp_path / "ddi.jsonl.gz").read_bytes() == (data / "extraction_ddi.jsonl.gz").read_bytes()
     assert (tmp_path / "chemprot.jsonl.gz").read_bytes() == (data / "extraction_chemprot.jsonl.gz").read_bytes()

@@ -52,7 +52,7 @@ def test_shipped_files_are_what_the_build_script_writes(tmp_path: Path) -> None:
         ("lfqa_medicationqa.jsonl.gz", script.medicationqa(SHARED / script.MEDICATIONQA)),
         ("lfqa_healthsearchqa.jsonl.gz", script.healthsearchqa(SHARED / script.HEALTHSEARCHQA)),
     ):
-        script.write(tmp_path / name, records)
+        script.write_records(tmp_path / name, records)
         assert (tmp_path / name).read_bytes() == (data / name).read_bytes(), name
 
 
