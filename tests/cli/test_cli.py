@@ -89,7 +89,7 @@ def test_command_line_mistakes_exit_2_without_traceback(tmp_path: Path, args: tu
 def test_resume_command_keeps_bracketed_arguments() -> None:
     from rich.console import Console
 
-    from ebmeval.cli._app import resume_command
+    from ebmeval.cli._common import resume_command
 
     console = Console(record=True, width=300)
     console.print(resume_command(["run", "--task-arg", "items=[m3-1,m3-2]", "--role", "judge2=local:smollm2"]))

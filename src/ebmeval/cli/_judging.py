@@ -1,0 +1,61 @@
+"""``ebmeval factuality`` and ``arena``: judge-based analyses across runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from .._util.defaults import DEFAULT_STORE
+from ._common import JsonOption, StoreOption, app, key_values
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+    add_help_option=False,
+)
+def factuality(ctx: typer.Context) -> None:
+    """Factuality analysis: validate a judge against gold labels, or analyse judged summaries (see --help)."""
+    from ..factuality.__main__ import main as factuality_main
+
+    code = factuality_main(ctx.args)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def arena(
+    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same long-form task.")],
+    role: Annotated[list[str], typer.Option("--role", help="The judge, judge=SPEC.")],
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Judge provider option KEY=VALUE.")] = None,
+    axis: Annotated[list[str] | None, typer.Option("--axis", help="Axis to judge (repeatable; default all).")] = None,
+    k: Annotated[float, typer.Option(help="Elo K factor.")] = 40,
+    limit: Annotated[int | None, typer.Option(help="Judge only the first N shared questions.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Comparisons judged at once.")] = 4,
+    max_tokens: Annotated[int, typer.Option(help="Most tokens of a verdict.")] = 96,
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Pairwise arena: each pair judged in both orders on each axis; Elo and Bradley–Terry with CIs."""
+    from .._util.errors import ConfigError
+    from ..arena import AXES, run_arena
+    from ..models import ResponseCache, get_model
+
+    specs = {k_: str(v) for k_, v in key_values(role, "--role").items()}
+    if "judge" not in specs:
+        raise ConfigError("--role", "name the judge: --role judge=SPEC")
+    judge = get_model(specs["judge"], cache=ResponseCache(), **key_values(model_arg, "--model-arg"))
+    result = run_arena(
+        store,
+        run_ids,
+        judge=judge,
+        axes=tuple(axis) if axis else tuple(AXES),
+        k=k,
+        seed=seed,
+        concurrency=concurrency,
+        limit=limit,
+        max_tokens=max_tokens,
+    )
+    typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())

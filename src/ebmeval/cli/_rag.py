@@ -1,0 +1,124 @@
+"""``ebmeval corpus``, ``index``, ``search`` and ``retrieval-eval``: retrieval over medical corpora."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ._common import JsonOption, app, console, key_values
+
+corpus_app = typer.Typer(help="Document corpora for retrieval.", no_args_is_help=True)
+app.add_typer(corpus_app, name="corpus")
+index_app = typer.Typer(help="Retrieval indexes over a corpus.", no_args_is_help=True)
+app.add_typer(index_app, name="index")
+
+
+@corpus_app.command("ingest")
+def corpus_ingest(
+    sources: Annotated[
+        list[Path] | None, typer.Argument(help="JSONL, CSV, PubMed XML (.gz too) or text folders.")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Corpus folder to write.")] = Path("corpus"),
+    builtin: Annotated[
+        str | None, typer.Option(help="A built-in corpus instead (pubmedqa-contexts, bioasq-snippets, …).")
+    ] = None,
+    data_root: Annotated[Path | None, typer.Option(help="Folder holding the built-in corpora's source files.")] = None,
+    id_field: Annotated[str, typer.Option(help="JSONL/CSV field with the document id.")] = "id",
+    text_field: Annotated[list[str] | None, typer.Option("--text-field", help="Field(s) with the text.")] = None,
+    title_field: Annotated[str | None, typer.Option(help="Field with the title.")] = "title",
+    chunk_by: Annotated[str | None, typer.Option(help="paragraph, section or tokens.")] = None,
+    chunk_size: Annotated[int, typer.Option(help="Tokens per chunk (chunk-by tokens).")] = 200,
+    chunk_overlap: Annotated[int, typer.Option(help="Tokens shared by consecutive chunks.")] = 50,
+    keep_duplicate_texts: Annotated[bool, typer.Option(help="Keep documents whose text repeats another's.")] = False,
+) -> None:
+    """Read documents (streamed), drop duplicates, chunk, and write a corpus folder."""
+    from .._util.errors import ConfigError
+    from ..rag import Chunking, FieldMap, Source, builtin_corpus, ingest
+    from ..rag.corpus import write_store
+
+    chunking = None
+    if chunk_by is not None:
+        if chunk_by not in ("paragraph", "section", "tokens"):
+            raise ConfigError("--chunk-by", f"must be paragraph, section or tokens, not {chunk_by!r}")
+        chunking = Chunking(by=chunk_by, size=chunk_size, overlap=chunk_overlap)
+    if builtin is not None:
+        if data_root is None:
+            raise ConfigError("--data-root", "a built-in corpus is read from its source files: give --data-root")
+        store = write_store(builtin_corpus(builtin, data_root), out, {"builtin": builtin})
+        console.print(f"wrote {len(store):,} documents of '{builtin}' to {out}")
+        return
+    if not sources:
+        raise ConfigError("sources", "give files or folders to ingest, or --builtin NAME")
+    fields = FieldMap(id=id_field, text=tuple(text_field) if text_field else "text", title=title_field)
+    stats = ingest(
+        [Source(path=p, fields=fields) for p in sources],
+        out,
+        chunking=chunking,
+        duplicate_texts="keep" if keep_duplicate_texts else "drop",
+    )
+    console.print(
+        f"{stats.documents_read:,} read, {stats.documents_kept:,} kept, {stats.chunks:,} chunks, "
+        f"{stats.duplicate_ids:,} duplicate ids, {stats.duplicate_texts:,} duplicate texts, "
+        f"{len(stats.errors)} errors → {out} ({stats.seconds:.1f} s)"
+    )
+    for issue in stats.errors[:20]:
+        console.print(f"[yellow]skipped[/] {issue}")
+
+
+@index_app.command("build")
+def index_build(
+    corpus: Annotated[Path, typer.Argument(help="Corpus folder (from `ebmeval corpus ingest`).")],
+    out: Annotated[Path, typer.Option(help="Index folder to write.")],
+    retriever: Annotated[str, typer.Option(help="bm25, dense/minilm or hybrid.")] = "bm25",
+    option: Annotated[list[str] | None, typer.Option("--option", help="Retriever option KEY=VALUE.")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
+) -> None:
+    """Build a persistent index (plain arrays plus a manifest) over a corpus."""
+    from ..rag import build_index
+
+    manifest = build_index(corpus, out, retriever, overwrite=overwrite, **key_values(option, "--option"))
+    console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="The query.")],
+    index: Annotated[Path, typer.Option(help="Index folder.")],
+    k: Annotated[int, typer.Option(help="Documents to return.")] = 10,
+    as_json: JsonOption = False,
+) -> None:
+    """Search an index."""
+    from ..rag import search as run_search
+
+    hits = run_search(index, query, k=k)
+    if as_json:
+        typer.echo(json.dumps([h.model_dump() for h in hits], indent=2))
+        return
+    for hit in hits:
+        title = f"{hit.document.title} — " if hit.document.title else ""
+        snippet = " ".join(hit.document.text.split())[:160]
+        typer.echo(f"{hit.rank:>3}. [{hit.score:.3f}] {hit.document.id}  {title}{snippet}")
+
+
+@app.command("retrieval-eval")
+def retrieval_eval(
+    benchmark: Annotated[list[str], typer.Option("--benchmark", help="pubmedqa, bioasq or m3 (repeatable).")],
+    data_root: Annotated[Path, typer.Option(help="Folder with the benchmarks' source data.")],
+    retriever: Annotated[list[str] | None, typer.Option("--retriever", help="bm25, dense/minilm, hybrid.")] = None,
+    n_noise: Annotated[int, typer.Option(help="Distractor documents added to each corpus.")] = 2000,
+    n_queries: Annotated[int | None, typer.Option(help="Use only the first N queries.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the distractor sample.")] = 0,
+) -> None:
+    """Recall@k, precision@k, MRR and nDCG@k of retrievers on the built-in retrieval benchmarks."""
+    from ..rag import evaluate_retrieval, get_retriever, load_benchmark, retrieval_table
+
+    reports = []
+    for name in benchmark:
+        bench = load_benchmark(name, data_root, n_noise=n_noise, seed=seed, n_queries=n_queries)
+        for kind in retriever or ["bm25"]:
+            built = get_retriever(kind, list(bench.documents))
+            reports.append(evaluate_retrieval(built, bench, name=kind))
+    typer.echo(retrieval_table(reports))

@@ -1,0 +1,245 @@
+"""``ebmeval list``, ``show``, ``export``, ``report`` and ``compare``: reading the run store."""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .._util.defaults import DEFAULT_STORE
+from ._common import JsonOption, StoreOption, app, console
+
+
+class ListKind(str, Enum):
+    """What ``ebmeval list`` lists."""
+
+    tasks = "tasks"
+    models = "models"
+    runs = "runs"
+
+
+@app.command("list")
+def list_(
+    kind: Annotated[ListKind, typer.Argument(help="tasks, models or runs.")],
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """List the built-in tasks, the model providers, or the runs in a store."""
+    rows: list[dict[str, Any]]
+    if kind is ListKind.tasks:
+        from .. import benchmarks  # noqa: F401
+        from ..tasks import task_registry
+
+        rows = [
+            {"task": name, "about": (task_registry.get(name).__doc__ or "").strip().splitlines()[0]}
+            for name in task_registry
+        ]
+    elif kind is ListKind.models:
+        from ..models import model_providers
+        from ..models import providers as _builtin  # noqa: F401  (registers the built-in providers)
+
+        rows = [
+            {"provider": name, "about": (model_providers.get(name).__doc__ or "").strip().splitlines()[0]}
+            for name in model_providers
+        ]
+    else:
+        from ..store import RunStore
+
+        rows = [
+            {"run_id": r.run_id, "task": r.task, "model": r.model, "status": r.status, "created": r.created_at}
+            for r in RunStore(store).list_runs()
+        ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table()
+    for column in rows[0] if rows else ["(none)"]:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*[str(v) for v in row.values()])
+    Console().print(table)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    store: StoreOption = DEFAULT_STORE,
+    by: Annotated[str | None, typer.Option(help="Break metrics down by this sample metadata key.")] = None,
+    sample: Annotated[str | None, typer.Option(help="Show one sample: steps, output, answer, scores.")] = None,
+    errors: Annotated[bool, typer.Option("--errors", help="Show the failure log.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a run's metrics, one sample in full, or its failures."""
+    from ..runner import summarize
+    from ..store import RunStore
+
+    runs = RunStore(store)
+    record = runs.get_run(run_id)
+    if sample is not None:
+        payload = _sample_detail(runs, record.run_id, sample)
+        if as_json:
+            typer.echo(json.dumps(payload, indent=2, default=str))
+        else:
+            from rich.console import Console
+            from rich.pretty import Pretty
+
+            Console().print(Pretty(payload, expand_all=False, max_string=2000))
+        return
+    if errors:
+        failures = [
+            {"sample_id": s, "epoch": e, "stage": st, "error": err, "at": t}
+            for s, e, st, err, t in runs.errors(record.run_id)
+        ]
+        typer.echo(
+            json.dumps(failures, indent=2)
+            if as_json
+            else "\n".join(f"{f['at']} {f['sample_id']} [{f['stage']}] {f['error']}" for f in failures) or "no failures"
+        )
+        return
+    summary = summarize(runs, record.run_id, by=by)
+    extraction = None
+    if "triplet-f1" in runs.scorers(record.run_id):
+        from ..scorers import micro_f1
+
+        extraction = micro_f1(runs, record.run_id)
+    if as_json:
+        out = summary.as_dict()
+        out["config"] = record.config
+        out["provenance"] = record.provenance
+        typer.echo(json.dumps(out, indent=2))
+        return
+    from rich.console import Console
+
+    from ._display import summary_table
+
+    Console().print(summary_table(summary, by=by))
+    if extraction is not None:
+        typer.echo(extraction.to_markdown())
+
+
+def _sample_detail(runs: Any, run_id: str, sample_id: str) -> dict[str, Any]:
+    from .._util.errors import UsageError
+
+    found = runs.get_generation(run_id, sample_id)
+    if found is None:
+        raise UsageError(f"run {run_id} has no generation for sample '{sample_id}'")
+    item, generation = found
+    return {
+        "sample": item.model_dump(exclude={"documents"}),
+        "documents": [d.id for d in item.documents],
+        "steps": [{"step": name, **payload} for name, payload in runs.steps(run_id, sample_id)],
+        "output": generation.output,
+        "answer": generation.answer.model_dump(),
+        "retrieved": [
+            {"rank": r.rank, "id": r.document.id, "score": r.score, "gold": r.gold} for r in generation.retrieved or []
+        ],
+        "scores": {scorer: score.model_dump() for s, _e, scorer, score in runs.scores(run_id) if s == sample_id},
+    }
+
+
+class Format(str, Enum):
+    """Export formats."""
+
+    jsonl = "jsonl"
+    csv = "csv"
+    parquet = "parquet"
+
+
+@app.command()
+def export(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    fmt: Annotated[Format, typer.Option("--format", help="jsonl, csv or parquet.")] = Format.jsonl,
+    out: Annotated[Path | None, typer.Option(help="Output file (default: <run id>.<format>).")] = None,
+    store: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Export a run, one row per generation with its scores."""
+    from ..store import RunStore, export_run
+
+    runs = RunStore(store)
+    record = runs.get_run(run_id)
+    target = out or Path(f"{record.run_id}.{fmt.value}")
+    count = export_run(runs, record.run_id, fmt.value, target)
+    console.print(f"wrote {count} rows to {target}")
+
+
+@app.command()
+def report(
+    run_ids: Annotated[list[str], typer.Argument(help="Run ids (or unique prefixes) to report on.")],
+    out: Annotated[Path, typer.Option(help="Directory for report.html, report.md, tables.tex, CSV and PNG files.")],
+    by: Annotated[str | None, typer.Option(help="Break metrics down by this sample metadata key.")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help="YAML of model name → [USD per 1M prompt tokens, per 1M completion tokens].")
+    ] = None,
+    title: Annotated[str, typer.Option(help="Report title.")] = "ebmeval report",
+    human: Annotated[
+        list[str] | None,
+        typer.Option(help="Judge vs human: STUDY:SCORER:METRIC[:FIELD] of an imported annotation study."),
+    ] = None,
+    store: StoreOption = DEFAULT_STORE,
+) -> None:
+    """Write a self-contained report (HTML with plots, Markdown, LaTeX, CSV) of stored runs."""
+    from .._util.errors import ConfigError
+    from ..report import HumanComparison, collect, write_report
+    from ..store import RunStore
+
+    comparisons = []
+    for spec in human or []:
+        parts = spec.split(":")
+        if len(parts) not in (3, 4) or not all(parts):
+            raise ConfigError("--human", f"expected STUDY:SCORER:METRIC[:FIELD], got {spec!r}")
+        comparisons.append(HumanComparison(*parts))
+    price_table = _read_prices(prices) if prices is not None else {}
+    data = collect(RunStore(store), run_ids, by=by, prices=price_table, human=comparisons)
+    files = write_report(data, out, title=title)
+    console.print(
+        f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"
+    )
+
+
+def _read_prices(path: Path) -> dict[str, tuple[float, float]]:
+    import yaml
+
+    from .._util.errors import ConfigError
+
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return {str(model): (float(pair[0]), float(pair[1])) for model, pair in raw.items()}
+    except (OSError, yaml.YAMLError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ConfigError(
+            "prices", f"expected 'model: [input_usd_per_1M, output_usd_per_1M]' ({exc})", source=str(path)
+        ) from exc
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="First run id.")],
+    run_b: Annotated[str, typer.Argument(help="Second run id.")],
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Paired tests of two runs on the samples both answered (McNemar or paired t, Cohen's d)."""
+    from dataclasses import asdict
+
+    from ..report import collect
+    from ..store import RunStore
+
+    data = collect(RunStore(store), [run_a, run_b])
+    if as_json:
+        typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = data.contrast_table()
+    shown = RichTable(title=table.title, caption=" ".join(table.notes), caption_justify="left")
+    for column in table.columns:
+        shown.add_column(column)
+    for row in table.rows:
+        shown.add_row(*row)
+    Console().print(shown)

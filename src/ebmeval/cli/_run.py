@@ -1,0 +1,205 @@
+"""``ebmeval run``, ``rescore``, ``score`` and ``show-prompt``: running tasks and scoring outputs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .._util.defaults import DEFAULT_STORE
+from ._common import JsonOption, StoreOption, app, console, key_values, resume_command
+
+
+@app.command()
+def run(
+    config: Annotated[Path | None, typer.Argument(help="YAML run config; flags override its fields.")] = None,
+    task: Annotated[str | None, typer.Option(help="Task name (see `ebmeval list tasks`).")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Model spec: local, local:PATH.gguf, openai-compatible:M@URL …")
+    ] = None,
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")] = None,
+    role: Annotated[
+        list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
+    no_shuffle: Annotated[
+        bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
+    ] = False,
+    seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    epochs: Annotated[int | None, typer.Option(help="Times each sample is answered.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens to generate per call.")] = None,
+    store: Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run a task on a model; re-running the same command resumes it."""
+    from ..runner import config_from_flags, load_config
+    from ..runner import run as run_task
+
+    flags: dict[str, Any] = {
+        "task": task,
+        "model": model,
+        "limit": limit,
+        "seed": seed,
+        "epochs": epochs,
+        "concurrency": concurrency,
+        "store": store,
+    }
+    if task_arg:
+        flags["task_args"] = key_values(task_arg, "--task-arg")
+    if model_arg:
+        flags["model_args"] = key_values(model_arg, "--model-arg")
+    if role:
+        flags["roles"] = {k: str(v) for k, v in key_values(role, "--role").items()}
+    generate = {k: v for k, v in {"temperature": temperature, "max_tokens": max_tokens}.items() if v is not None}
+    if generate:
+        flags["generate"] = generate
+    if no_cache:
+        flags["cache"] = False
+    if no_shuffle:
+        flags["shuffle"] = False
+    given = {k: v for k, v in flags.items() if v is not None}
+    cfg = load_config(config, given) if config is not None else config_from_flags(**given)
+
+    from ._display import ProgressBar, summary_table
+
+    resume = resume_command(sys.argv[1:])
+    try:
+        with ProgressBar(cfg.task) as bar:
+            result = run_task(cfg, on_progress=bar.update)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]Interrupted.[/] Finished samples are saved; resume with:\n  {resume}")
+        raise typer.Exit(130) from None
+    from ..runner import summarize
+    from ..store import RunStore
+
+    summary = summarize(RunStore(cfg.store), result.run.run_id, by=by)
+    if as_json:
+        payload = summary.as_dict()
+        payload["invocation"] = {
+            "resumed_samples": result.progress.resumed,
+            "new_samples": result.progress.done - result.progress.resumed,
+            "errors": result.progress.errors,
+            "model_calls": result.progress.model_calls,
+            "cache_hits": result.progress.cache_hits,
+            "elapsed": result.elapsed,
+        }
+        typer.echo(json.dumps(payload, indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(summary_table(summary, by=by))
+        console.print(
+            f"run {result.run.run_id} in {cfg.store}: {result.progress.done - result.progress.resumed} new, "
+            f"{result.progress.resumed} resumed, {result.progress.errors} failed, "
+            f"{result.progress.cache_hits}/{result.progress.model_calls} model calls cached, "
+            f"{result.elapsed:.1f} s"
+        )
+    if result.progress.errors:
+        console.print(
+            f"[red]{result.progress.errors} samples failed[/] (see `ebmeval show {result.run.run_id} --errors`); "
+            f"re-run to retry them:\n  {resume}"
+        )
+        raise typer.Exit(1)
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
+    scorer: Annotated[list[str], typer.Option("--scorer", help="Registered scorer name (repeatable).")],
+    scorer_arg: Annotated[list[str] | None, typer.Option("--scorer-arg", help="Scorer option KEY=VALUE.")] = None,
+    role: Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=local).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Samples scored at once.")] = 4,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Score a stored run with more scorers (e.g. judges) without generating again."""
+    from ..models import ResponseCache, get_model
+    from ..runner import rescore as rescore_run
+    from ..runner import summarize
+    from ..store import RunStore
+    from ..tasks import create_scorer
+    from ._display import ProgressBar, summary_table
+
+    options = key_values(scorer_arg, "--scorer-arg")
+    built = [create_scorer(name, **options) for name in scorer]
+    cache = None if no_cache else ResponseCache()
+    specs = {k: str(v) for k, v in key_values(role, "--role").items()}
+    record = RunStore(store).get_run(run_id)
+    specs.setdefault("judge", record.config.get("model", "local"))
+    models = {name: get_model(spec, cache=cache) for name, spec in specs.items()}
+    with ProgressBar(f"rescore {record.run_id}") as bar:
+        progress = rescore_run(store, record.run_id, built, models, concurrency=concurrency, on_progress=bar.update)
+    summary = summarize(RunStore(store), record.run_id)
+    if as_json:
+        typer.echo(json.dumps(summary.as_dict(), indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(summary_table(summary))
+    if progress.errors:
+        console.print(
+            f"[red]{progress.errors} samples failed to score[/] (see `ebmeval show {record.run_id} --errors`)"
+        )
+        raise typer.Exit(1)
+
+
+@app.command()
+def score(
+    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    predictions: Annotated[Path, typer.Option(help="JSONL lines with the question `id` and `output` or `answer`.")],
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Score predictions made elsewhere with a task's parser and scorers."""
+    from ..scorers import score_predictions
+    from ..tasks import create_task
+
+    result = score_predictions(create_task(task, **key_values(task_arg, "--task-arg")), predictions)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = RichTable(title=f"{task} · {predictions}", title_justify="left")
+    for column in ("metric", "value", "n", "missing"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name, metric in result["metrics"].items():
+        value = metric["value"]
+        table.add_row(name, "—" if value is None else f"{value:.3f}", str(metric["n"]), str(metric["missing"]))
+    table.caption = (
+        f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
+        f" · {len(result['unknown_ids'])} unknown ids"
+    )
+    Console().print(table)
+
+
+@app.command("show-prompt")
+def show_prompt(
+    task: Annotated[str, typer.Argument(help="Task name.")],
+    sample: Annotated[str, typer.Option(help="Sample index or id.")] = "0",
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
+    ] = None,
+) -> None:
+    """Print the prompts a task sends for one sample, step by step."""
+    from ..tasks import create_task
+    from ..workflows import render_prompts
+
+    built = create_task(task, **key_values(task_arg, "--task-arg"))
+    chosen: int | str = int(sample) if sample.lstrip("-").isdigit() else sample
+    for step, text in render_prompts(built, chosen).items():
+        typer.echo(f"=== {step} ===\n{text}\n")
