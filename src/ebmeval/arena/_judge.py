@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from ..prompts import PromptTemplate
 from ..scorers.judges._parse import _clean, _json_object
-from ..workflows._templates import PromptTemplate
 
 Verdict = Literal["A", "B", "tie"]
 

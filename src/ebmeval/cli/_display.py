@@ -89,7 +89,7 @@ def summary_table(summary: RunSummary, *, by: str | None = None) -> Table:
         if by is not None:
             row.append(m.group or "all")
         row += [
-            f"{m.value:.3f}",
+            "—" if m.value is None else f"{m.value:.3f}",
             f"{m.ci[0]:.3f}–{m.ci[1]:.3f}" if m.ci[0] == m.ci[0] else "—",
             str(m.n),
             str(m.missing),

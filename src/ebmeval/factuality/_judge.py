@@ -283,8 +283,11 @@ class Verdict:
 class FactualityJudge:
     """Labels a (target, generated) pair in the factuality schema with a judge model."""
 
+    version = PROMPT_VERSION
+
     def __init__(self, *, name: str = "judge/factuality", max_tokens: int = 160, match_sentence: bool = True) -> None:
         self.name = name
+        self.role = "judge"
         self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
         self.match_sentence = match_sentence
 

@@ -93,7 +93,7 @@ class Report:
                     self.labels[run.run_id],
                     m.scorer,
                     m.metric,
-                    f"{m.value:.3f}",
+                    _num(m.value),
                     _ci(m.ci),
                     m.n,
                     m.missing,
@@ -123,7 +123,7 @@ class Report:
                         for m in self.summaries[r.run_id].metrics
                         if (m.scorer, m.metric) == (scorer, metric) and m.group is None
                     ]
-                    cells.append(f"{found[0].value:.3f} {_ci(found[0].ci)}" if found else "—")
+                    cells.append(f"{_num(found[0].value)} {_ci(found[0].ci)}" if found else "—")
                 if any(c != "—" for c in cells):
                     table.add(model, f"{scorer}/{metric}", *cells)
         return table
@@ -164,9 +164,7 @@ class Report:
         for run in self.runs:
             for m in self.summaries[run.run_id].metrics:
                 if m.group is not None:
-                    table.add(
-                        self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, f"{m.value:.3f}", _ci(m.ci), m.n
-                    )
+                    table.add(self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, _num(m.value), _ci(m.ci), m.n)
         return table
 
     def recall_table(self) -> Table:
@@ -275,7 +273,7 @@ def collect(
     panels = {
         run_id: panel_agreement(store.path, run_id)
         for run_id, summary in summaries.items()
-        if any(m.scorer == RubricPanel.name for m in summary.metrics)
+        if any(s.name == RubricPanel.name for s in summary.score_sets)
     }
     return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
 
@@ -359,6 +357,10 @@ def _short(value: object) -> str:
     if isinstance(value, list) and len(value) > 3:
         return f"[{value[0]}, … {len(value)} values #{stable_hash(value, 6)}]"
     return str(value)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 def _ci(ci: tuple[float, float]) -> str:

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from .._extract import strip_reasoning
+from ...models._reasoning import strip_reasoning
 
 _YES = {"yes", "true", "supported", "support", "supports", "y"}
 _NO = {"no", "false", "unsupported", "not supported", "not_supported", "n"}

@@ -20,8 +20,8 @@ from typing import Any, Generic, TypeVar
 from ..._util.errors import ConfigError, DataError
 from ...models import GenerateConfig, user
 from ...models import assistant as assistant_message
+from ...prompts import PromptTemplate
 from ...tasks import Generation, Sample, SampleContext, Score, scorer
-from ...workflows._templates import PromptTemplate
 from ._parse import parse_counts, parse_verdict, parse_verdicts
 from ._templates import (
     PROMPT_VARIANTS,
@@ -109,6 +109,8 @@ class StepsWithReference:
         role: Model role of the judge.
     """
 
+    templates = (STRICT_VERDICT,)
+
     def __init__(
         self,
         prompt: str = "p1",
@@ -156,6 +158,8 @@ class StepsWithReferenceSingle:
     supported / expert steps, ``None`` when the verdict lines stayed unreadable.
     """
 
+    templates = (STEPS_SINGLE, STRICT_VERDICTS)
+
     def __init__(
         self,
         *,
@@ -198,6 +202,8 @@ class StepsWithoutReference:
     score ``steps_covered`` = covered / required (the judge's own counts, 0 ≤ covered ≤
     required, required ≥ 1); ``None`` when the counts stayed unreadable.
     """
+
+    templates = (STEPS_WITHOUT_REFERENCE, STRICT_COUNTS)
 
     def __init__(
         self,
