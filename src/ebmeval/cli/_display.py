@@ -95,10 +95,12 @@ def summary_table(summary: RunSummary, *, by: str | None = None) -> Table:
             str(m.missing),
         ]
         table.add_row(*row)
+    truncated = f"{summary.truncated} truncated ({summary.truncated_unparsed} unparsed) · " if summary.truncated else ""
     table.caption = (
-        f"{summary.generations} answered · {summary.unparsed} unparsed · {summary.failing} failing · "
+        f"{summary.generations} answered · {summary.unparsed} unparsed · {truncated}{summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "
         f"{summary.mean_latency:.2f} s/sample · status {run.status}"
+        + "".join(f"\nnote: {note}" for note in summary.notes)
     )
     table.caption_justify = "left"
     return table
