@@ -146,3 +146,26 @@ def check_options(
             raise ConfigError(f"{prefix}.{key}", f"{kind} '{name}' takes no such option (options: {options})")
         checked[key] = read_option(params[key].annotation, value, f"{prefix}.{key}")
     return checked
+
+
+def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
+    """Each option's description from the ``Args:`` section of the factory's (Google-style) docstring."""
+    docs: dict[str, str] = {}
+    current: str | None = None
+    inside = False
+    for line in (inspect.getdoc(factory) or "").splitlines():
+        stripped = line.strip()
+        if stripped in ("Args:", "Arguments:", "Options:"):
+            inside = True
+            continue
+        if inside and line and not line.startswith(" "):
+            break
+        if not inside or not stripped:
+            continue
+        name, sep, text = stripped.partition(":")
+        if sep and line.startswith("    ") and not line.startswith("     ") and name.isidentifier():
+            current = name
+            docs[name] = text.strip()
+        elif current is not None:
+            docs[current] = f"{docs[current]} {stripped}"
+    return docs

@@ -237,3 +237,39 @@ def show_prompt(
     chosen: int | str = int(sample) if sample.lstrip("-").isdigit() else sample
     for step, text in render_prompts(built, chosen).items():
         typer.echo(f"=== {step} ===\n{text}\n")
+
+
+@app.command()
+def describe(
+    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Print a task's options: type, default and allowed values, read from its factory's signature."""
+    from .. import benchmarks  # noqa: F401  (registers the built-in tasks)
+    from .._util.options import option_docs, signature_options, type_name
+    from ..tasks import task_registry
+
+    factory = task_registry.get(task)
+    docs = option_docs(factory)
+    rows = [
+        {
+            "option": name,
+            "type": type_name(param.annotation),
+            "default": None if param.default is param.empty else param.default,
+            "about": docs.get(name, ""),
+        }
+        for name, param in signature_options(factory).items()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    about = (factory.__doc__ or "").strip().splitlines()
+    table = RichTable(title=f"{task}: {about[0] if about else ''}", title_justify="left")
+    for column in ("option", "type", "default", "about"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["option"], row["type"], repr(row["default"]), row["about"])
+    Console().print(table)
