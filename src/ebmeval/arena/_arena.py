@@ -34,8 +34,8 @@ import numpy as np
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
+from ..judges import ask
 from ..models import GenerateConfig, Model
-from ..scorers.judges import ask
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tasks import Sample, SampleContext

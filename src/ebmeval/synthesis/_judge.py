@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._util.errors import ConfigError, UsageError
-from ..models import GenerateConfig, assistant, user
+from ..judges import ask
+from ..models import GenerateConfig
 from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alpha
 from ..store import RunStore
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
@@ -51,22 +52,23 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
     ``overall=None`` with the raw replies kept.
     """
     prompt = RUBRIC.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
-    first = await ctx.generate(step, [user(prompt)], JUDGE_CONFIG, role=role)
-    overall = parse_score(first.text, "Overall")
-    raw, retried = first.text, False
-    if overall is None:
-        retried = True
-        second = await ctx.generate(
-            f"{step}/retry", [user(prompt), assistant(first.text), user(RUBRIC_RETRY.text)], RETRY_CONFIG, role=role
-        )
-        overall = parse_score(second.text, "Overall")
-        raw = f"{first.text}\n---\n{second.text}"
+    attempt = await ask(
+        ctx,
+        step,
+        prompt,
+        lambda text: parse_score(text, "Overall"),
+        RUBRIC_RETRY.text,
+        config=JUDGE_CONFIG,
+        role=role,
+        retry_config=RETRY_CONFIG,
+    )
+    first = attempt.replies[0]
     return RubricGrade(
-        overall=overall,
-        criteria={c: parse_score(first.text, c) for c in CRITERIA},
-        justification=parse_field(first.text.split("Overall")[0], "Justification"),
-        raw=raw,
-        retried=retried,
+        overall=attempt.value,
+        criteria={c: parse_score(first, c) for c in CRITERIA},
+        justification=parse_field(first.split("Overall")[0], "Justification"),
+        raw="\n---\n".join(attempt.replies),
+        retried=attempt.retried,
         judge=ctx.model(role).name,
     )
 
