@@ -22,7 +22,9 @@ from .._util.errors import ConfigError, DataError, UsageError
 from ..models import Model
 from ..runner import register_scorers, rescore
 from ..scorers.judges import (
+    LIST_MAX_TOKENS,
     PROMPT_VARIANTS,
+    STEP_MAX_TOKENS,
     StepsWithoutReference,
     StepsWithReference,
     StepsWithReferenceSingle,
@@ -72,15 +74,19 @@ class SweepRow:
     scored: int
 
 
-def _judge_scorer(strategy: str, prompt: str, tag: str | None) -> Scorer:
+def _judge_scorer(strategy: str, prompt: str, tag: str | None, max_tokens: int | None, temperature: float) -> Scorer:
     suffix = f"[{tag}]" if tag else ""
     if strategy == "steps-with-reference":
         base = "judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}")
-        return StepsWithReference(prompt, name=base + suffix)
+        budget = STEP_MAX_TOKENS if max_tokens is None else max_tokens
+        return StepsWithReference(prompt, name=base + suffix, max_tokens=budget, temperature=temperature)
+    budget = LIST_MAX_TOKENS if max_tokens is None else max_tokens
     if strategy == "steps-with-reference-single":
-        return StepsWithReferenceSingle(name="judge/steps-with-reference-single" + suffix)
+        name = "judge/steps-with-reference-single" + suffix
+        return StepsWithReferenceSingle(name=name, max_tokens=budget, temperature=temperature)
     if strategy == "steps-without-reference":
-        return StepsWithoutReference(name="judge/steps-without-reference" + suffix)
+        name = "judge/steps-without-reference" + suffix
+        return StepsWithoutReference(name=name, max_tokens=budget, temperature=temperature)
     raise ConfigError("strategies", f"unknown judge strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
 
 
@@ -117,6 +123,8 @@ def sweep(
     concurrency: int = 1,
     seed: int = 0,
     n_resamples: int = 10_000,
+    judge_max_tokens: int | None = None,
+    judge_temperature: float | None = None,
 ) -> list[SweepRow]:
     """Judge the stored rationales of ``run_id`` with several judges, strategies and prompt wordings.
 
@@ -125,7 +133,9 @@ def sweep(
     with every prompt in ``prompt_variants``. Scores are stored in the run under scorer
     names carrying the prompt (``@p3``) and the judge (``[name]``), so nothing is judged
     twice. Each row's mean has a 95% percentile bootstrap CI over samples (scores of
-    several epochs of a sample are averaged first).
+    several epochs of a sample are averaged first). ``judge_max_tokens`` and
+    ``judge_temperature`` replace the judges' own reply budget and temperature; they are
+    part of each score set's identity.
 
     Returns:
         One :class:`SweepRow` per (strategy, judge) pair, then one per further prompt variant.
@@ -141,7 +151,8 @@ def sweep(
         plan.append(("steps-with-reference", chosen, PROMPT_VARIANTS[0]))
     rows = []
     for strategy, judge, prompt in plan:
-        scorer = _judge_scorer(strategy, prompt, judge)
+        temperature = 0.0 if judge_temperature is None else judge_temperature
+        scorer = _judge_scorer(strategy, prompt, judge, judge_max_tokens, temperature)
         before, score_set = _count_scored(store_path, run_id, scorer, judges[judge])
         started = time.perf_counter()
         rescore(store_path, run_id, [scorer], {"judge": judges[judge]}, concurrency=concurrency)

@@ -27,6 +27,12 @@ class ModelAPI(ABC):
     context_length: int | None = None
     """The model's context window in tokens, where known."""
 
+    reasoning: bool = False
+    """Whether the model thinks before it answers, so its replies need room for a trace."""
+
+    async def prepare(self) -> None:  # noqa: B027  (optional hook: most providers know all up front)
+        """Learn what the server can tell before the first request (context window, tokenizer)."""
+
     @abstractmethod
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
         """Generate one reply to ``messages``."""

@@ -19,10 +19,13 @@ from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
 from ._prompts import RUBRIC, RUBRIC_RETRY, RUBRIC_RETRY_SCHEMA
 
-JUDGE_CONFIG = GenerateConfig(temperature=0.0)
-"""Judges are greedy so a grade is reproducible; the reply budget is the run's ``max_tokens``."""
+RUBRIC_MAX_TOKENS = 1024
+"""Default reply budget of a rubric grade: five criteria, a justification and the overall line."""
 
-RETRY_CONFIG = GenerateConfig(temperature=0.0, response_schema=RUBRIC_RETRY_SCHEMA)
+JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=RUBRIC_MAX_TOKENS)
+"""Judges are greedy so a grade is reproducible, with a bounded reply."""
+
+RETRY_CONFIG = GenerateConfig(temperature=0.0, max_tokens=64, response_schema=RUBRIC_RETRY_SCHEMA)
 """The retry asks for ``{"overall": 0..5}``, enforced while decoding where the provider can."""
 
 CRITERIA = ("Main findings", "Specifics", "Nuance", "Implications", "Safety")
@@ -43,7 +46,14 @@ class RubricGrade:
     judge: str
 
 
-async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample, candidate: str) -> RubricGrade:
+async def rubric_grade(
+    ctx: SampleContext,
+    step: str,
+    role: str,
+    sample: Sample,
+    candidate: str,
+    config: GenerateConfig = JUDGE_CONFIG,
+) -> RubricGrade:
     """Grade ``candidate`` against the sample's reference with the 0–5 rubric.
 
     Step ``<step>`` asks for the rubric; when no ``Overall: N`` line parses, step
@@ -58,9 +68,9 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
         prompt,
         lambda text: parse_score(text, "Overall"),
         RUBRIC_RETRY.text,
-        config=JUDGE_CONFIG,
+        config=config,
         role=role,
-        retry_config=RETRY_CONFIG,
+        retry_config=RETRY_CONFIG.model_copy(update={"temperature": config.temperature}),
     )
     first = attempt.replies[0]
     return RubricGrade(
@@ -83,14 +93,14 @@ class RubricJudge:
     name = "judge/rubric-0-5"
     templates = (RUBRIC, RUBRIC_RETRY)
 
-    def __init__(self, role: str = "judge") -> None:
+    def __init__(self, role: str = "judge", *, max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> None:
         self.role = role
-        self.config = JUDGE_CONFIG
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade the generation."""
-        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output)
+        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output, self.config)
         return Score(
             values={"rubric": grade.overall},
             explanation=grade.justification or None,
@@ -117,11 +127,17 @@ class RubricPanel:
     name = "judge/rubric-panel"
     templates = (RUBRIC, RUBRIC_RETRY)
 
-    def __init__(self, judges: Sequence[str] = ("judge", "judge2")) -> None:
+    def __init__(
+        self,
+        judges: Sequence[str] = ("judge", "judge2"),
+        *,
+        max_tokens: int = RUBRIC_MAX_TOKENS,
+        temperature: float = 0.0,
+    ) -> None:
         if len(judges) < 2:
             raise ConfigError("judges", f"a judge panel needs at least two judges, got {list(judges)}")
         self.judges = list(judges)
-        self.config = JUDGE_CONFIG
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
 
     @property
@@ -139,7 +155,7 @@ class RubricPanel:
         grades = {}
         for judge in self.judges:
             grades[judge] = await rubric_grade(
-                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output
+                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output, self.config
             )
         parsed = [g.overall for g in grades.values() if g.overall is not None]
         values: dict[str, float | None] = {f"rubric/{j}": g.overall for j, g in grades.items()}
@@ -240,15 +256,17 @@ class FeasibilityScore:
 
 
 @scorer("judge/rubric-0-5")
-def rubric_judge(role: str = "judge") -> RubricJudge:
-    """The 0–5 rubric judge playing ``role``."""
-    return RubricJudge(role)
+def rubric_judge(role: str = "judge", max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> RubricJudge:
+    """The 0–5 rubric judge playing ``role``, with its reply budget and temperature."""
+    return RubricJudge(role, max_tokens=max_tokens, temperature=temperature)
 
 
 @scorer("judge/rubric-panel")
-def rubric_panel(judges: Sequence[str] = ("judge", "judge2")) -> RubricPanel:
-    """A panel of rubric judges (roles or model specs)."""
-    return RubricPanel(judges)
+def rubric_panel(
+    judges: Sequence[str] = ("judge", "judge2"), max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0
+) -> RubricPanel:
+    """A panel of rubric judges (roles), each with the reply budget and temperature given."""
+    return RubricPanel(judges, max_tokens=max_tokens, temperature=temperature)
 
 
 @scorer("synthesis/retrieval-recall")

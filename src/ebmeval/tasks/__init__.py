@@ -5,6 +5,7 @@ from ._files import parse_jsonl, read_jsonl
 from ._identity import scorer_label, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
+    THINKING_BUDGET,
     AnswerParser,
     Generation,
     Score,
@@ -22,6 +23,7 @@ from ._task import (
 )
 
 __all__ = [
+    "THINKING_BUDGET",
     "AnswerParser",
     "Document",
     "Generation",

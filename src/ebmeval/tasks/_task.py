@@ -80,6 +80,9 @@ class Scorer(Protocol):
         """Grade ``generation`` of ``sample``."""
 
 
+THINKING_BUDGET = 4096
+"""The least reply budget of a model that thinks before answering: the trace comes first."""
+
 AnswerParser = Callable[[str, Sample], ParsedAnswer]
 """Extracts the task's answer form from raw output text."""
 
@@ -110,6 +113,17 @@ class Task:
     """The arguments the task factory was called with (recorded in the run)."""
     generate_config: GenerateConfig = field(default_factory=GenerateConfig)
     """Task defaults for generation (e.g. ``max_tokens``); run settings override them."""
+    reasoning_generate_config: GenerateConfig | None = None
+    """The defaults for a model that thinks before answering (budgets with room for the trace);
+    unset, ``generate_config`` with a budget of at least ``THINKING_BUDGET``."""
+
+    def thinking_config(self) -> GenerateConfig:
+        """The generation defaults for a model that thinks (see ``reasoning_generate_config``)."""
+        if self.reasoning_generate_config is not None:
+            return self.reasoning_generate_config
+        budget = max(self.generate_config.max_tokens or 0, THINKING_BUDGET)
+        return self.generate_config.model_copy(update={"max_tokens": budget})
+
     roles: Sequence[str] = ()
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
     metadata: dict[str, Any] = field(default_factory=dict)
