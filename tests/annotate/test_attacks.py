@@ -257,9 +257,9 @@ def test_a_closed_study_refuses_calibration_and_commitment_changes(served: Serve
     admin, admin_csrf = lead(served)
     assert admin.post("/admin/status", data={"status": "closed", "csrf_token": admin_csrf}).status_code == 200
     names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
-    assert "calibration answers can no longer change" in c.get("/calibration").text
     r = c.post("/calibration", data={"csrf_token": csrf, names[0]: "0", names[1]: "5"})
     assert r.status_code == 409
+    assert "calibration answers can no longer change" in c.get("/calibration").text
     assert c.post("/onboarding", data={"csrf_token": csrf, "commit": "yes"}).status_code == 409
     cid = CANDIDATE_RE.findall(c.get("/tasks/1").text)[0]
     body = {"target": cid, "field": "score", "value": "2"}
@@ -405,7 +405,7 @@ def test_no_token_in_any_log_line(how: str, db: str, tmp_path: Path) -> None:
             proc.terminate()
             proc.wait(timeout=30)
     lines = log.read_text().splitlines()
-    assert any("/join/[redacted]" in line for line in lines), lines[-20:]  # the requests were logged
-    assert any("/admin/join/[redacted]" in line for line in lines)
     leaks = [line for line in lines for secret in secrets_seen if secret in line]
     assert leaks == []
+    assert any("/join/[redacted]" in line for line in lines), lines[-20:]  # the requests were logged
+    assert any("/admin/join/[redacted]" in line for line in lines)
