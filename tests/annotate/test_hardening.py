@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import logging
 import sys
+from datetime import timedelta
 
 import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 from uvicorn.logging import AccessFormatter
 
 from ebmeval._util.errors import UsageError
-from ebmeval.annotate import revoke
-from ebmeval.annotate._app import _highlight
+from ebmeval.annotate import make_engine, revoke
+from ebmeval.annotate._app import _highlight, create_app
 from ebmeval.annotate._logs import RedactTokens, redact
+from ebmeval.annotate._models import AccessSession, utcnow
 from ebmeval.annotate._security import new_token
 from ebmeval.annotate._throttle import FailureThrottle
 
@@ -93,3 +98,18 @@ def test_revoke_names_unknown_studies_and_annotators(rubric_study: StudySetup):
         revoke(rubric_study.db, "rubric-study", annotator="ann9")
     assert revoke(rubric_study.db, "rubric-study", annotator="ann1") is None
     assert len(revoke(rubric_study.db, "rubric-study", new_link=True) or "") == 43
+
+
+def test_expired_sessions_are_refused_and_cleared(rubric_study: StudySetup):
+    client = TestClient(create_app(rubric_study.db))
+    assert client.get(f"/join/{rubric_study.invitations.tokens['ann1']}").url.path == "/onboarding"
+    engine = make_engine(rubric_study.db)
+    with Session(engine) as s:
+        s.execute(update(AccessSession).values(expires_at=utcnow() - timedelta(seconds=1)))
+        s.commit()
+    assert client.get("/onboarding").status_code == 401
+    other = TestClient(create_app(rubric_study.db))
+    assert other.get(f"/join/{rubric_study.invitations.tokens['ann2']}").status_code == 200
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(AccessSession)) == 1  # the expired one is gone
+    engine.dispose()

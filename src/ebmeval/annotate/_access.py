@@ -16,9 +16,13 @@ SESSION_DAYS = 90
 
 
 def open_session(session: Session, study: Study, annotator: Annotator | None) -> str:
-    """Store a new session for ``annotator`` (None: the study's lead) and return its id (shown once)."""
+    """Store a new session for ``annotator`` (None: the study's lead) and return its id (shown once).
+
+    Expired sessions of every study are deleted on the way.
+    """
     sid = new_token()
     now = utcnow()
+    session.execute(delete(AccessSession).where(AccessSession.expires_at <= now))
     session.add(
         AccessSession(
             sid_hash=hash_token(sid),
