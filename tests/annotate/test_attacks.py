@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -305,12 +306,28 @@ def test_https_from_a_trusted_proxy_gives_secure_cookies_and_hsts(served: Served
         assert "secure" not in c.get(f"/admin/join/{served.inv.admin_token}").headers["set-cookie"].lower()
 
 
-def test_behind_tls_sets_secure_cookies_and_hsts_always(
-    db: str, tmp_path: Path, load_module: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextmanager
+def served_by_cli(db: str, *options: str) -> Iterator[str]:
+    """``ebmeval annotate serve`` on 127.0.0.1 in a subprocess; yields the base URL."""
+    port = free_port()
+    proc = subprocess.Popen([*CLI, "annotate", "serve", "--db", db, "--port", str(port), *options])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(base + "/", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_behind_tls_sets_secure_cookies_and_hsts_always(db: str, tmp_path: Path) -> None:
     slug, inv = new_study(db, tmp_path)
-    monkeypatch.setenv("EBMEVAL_ANNOTATE_BEHIND_TLS", "1")
-    with load_module.uvicorn_server(db) as base, httpx.Client(base_url=base, timeout=30) as c:
+    with served_by_cli(db, "--behind-tls") as base, httpx.Client(base_url=base, timeout=30) as c:
         r = c.get(f"/join/{inv.tokens['ann1']}")
         assert "secure" in r.headers["set-cookie"].lower() and "strict-transport-security" in r.headers
 
