@@ -37,29 +37,38 @@ def test_highlight_escapes_first_then_marks_overlapping_passages():
 def test_throttle_delays_double_up_to_the_cap_and_are_forgotten():
     now = [0.0]
     t = FailureThrottle(free=2, base=1.0, cap=4.0, window=100.0, clock=lambda: now[0])
-    for _ in range(2):
-        t.failed("a")
-        assert t.wait("a") == 0.0
+    assert [t.admit("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # 2 free failures, and the 3rd goes at once
     delays = []
     for _ in range(4):
-        t.failed("a")
-        delays.append(t.wait("a"))
+        delays.append(t.admit("a"))  # refused: nothing counted
+        assert t.admit("a") == delays[-1]
         now[0] += delays[-1]
+        assert t.admit("a") == 0.0
     assert delays == [1.0, 2.0, 4.0, 4.0]
-    assert t.wait("b") == 0.0  # per client
+    assert t.admit("b") == 0.0  # per client
     now[0] += 101
-    assert t.wait("a") == 0.0
-    t.failed("a")
-    assert t.wait("a") == 0.0  # a fresh start
+    assert [t.admit("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # a fresh start
+
+
+def test_throttle_refunds_successes_only():
+    now = [0.0]
+    t = FailureThrottle(free=1, base=10.0, clock=lambda: now[0])
+    for _ in range(5):
+        assert t.admit("a") == 0.0
+        t.succeeded("a")  # a valid link costs nothing
+    assert t.admit("a") == 0.0 and t.admit("a") == 0.0  # one free failure, then the next goes at once
+    assert t.admit("a") == 10.0
+    t.succeeded("a")  # refunds that second lookup only
+    assert t.admit("a") == 0.0 and t.admit("a") == 10.0
 
 
 def test_throttle_forgets_the_stalest_client_beyond_its_bound():
     now = [0.0]
     t = FailureThrottle(free=0, max_clients=2, clock=lambda: now[0])
     for client in ("a", "b", "c"):
-        t.failed(client)
+        t.admit(client)
         now[0] += 0.1
-    assert t.wait("a") == 0.0 and t.wait("c") > 0
+    assert t.admit("a") == 0.0 and t.admit("c") > 0
 
 
 def test_redaction_keeps_uvicorn_access_lines_readable():

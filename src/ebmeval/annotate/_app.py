@@ -120,10 +120,10 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
     def tls(request: Request) -> bool:
         return behind_tls or request.url.scheme == "https"
 
-    def client_of(request: Request) -> str:
-        """The client's address, after the throttle's wait (429 while it must wait)."""
+    def admit(request: Request) -> str:
+        """The client's address, admitted by the throttle for one token lookup (429 while it must wait)."""
         client = request.client.host if request.client is not None else "-"
-        wait = throttle.wait(client)
+        wait = throttle.admit(client)
         if wait > 0:
             raise HTTPException(
                 429,
@@ -133,7 +133,6 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         return client
 
     def refuse(client: str, what: str) -> HTTPException:
-        throttle.failed(client)
         _log.warning("invalid %s from %s", what, client)
         return HTTPException(403, f"This {what} is not valid.")
 
@@ -150,11 +149,11 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer":
             # Only the header counts then: a request never mixes the bearer token and the cookie.
-            client = client_of(request)
+            client = admit(request)
             study = session.scalar(select(Study).where(Study.admin_hash == hash_token(credential.strip())))
             if study is None:
-                throttle.failed(client)
                 raise HTTPException(401, "Admin credential required.")
+            throttle.succeeded(client)
             request.state.csrf_key = study.admin_hash
             return study
         row = find_session(session, request.cookies.get(ADMIN_COOKIE), lead=True)
@@ -203,7 +202,7 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
 
     def exchange(request: Request, session: DB, token: str, *, lead: bool, confirmed: bool) -> Response:
         """Trade an invitation (or admin) token for a new session; ask first when it replaces another one."""
-        client = client_of(request)
+        client = admit(request)
         what = "admin link" if lead else "invitation link"
         person: Annotator | None = None
         if lead:
@@ -213,6 +212,7 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
             study = person.study if person is not None else None
         if study is None:
             raise refuse(client, what)
+        throttle.succeeded(client)
         to = "/admin" if lead else "/start"
         current = find_session(session, request.cookies.get(ADMIN_COOKIE if lead else ANNOTATOR_COOKIE), lead=lead)
         if current is not None and (current.study_id, current.annotator_id) == (study.id, person and person.id):

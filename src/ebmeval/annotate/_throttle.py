@@ -19,9 +19,11 @@ class FailureThrottle:
 
     After ``free`` failures, a client must wait ``delay(n) = min(base * 2**(n - free - 1), cap)``
     seconds after its n-th failure before its next lookup is even tried; until then every lookup
-    is refused (HTTP 429). A client's count is forgotten ``window`` seconds after its last failure.
-    A steady guesser is held to 1/cap lookups per second; successful lookups do not reset the
-    count, so a valid token does not buy more guesses. State is per process (per uvicorn worker).
+    is refused (HTTP 429). Each admitted lookup counts as a failure from the moment it is admitted
+    and is refunded when it succeeds, so concurrent requests cannot slip through one opening
+    together, and a valid token refunds only its own lookup. A client's count is forgotten
+    ``window`` seconds after its last failure. A steady guesser is held to 1/cap lookups per
+    second. State is per process (per uvicorn worker).
 
     Args:
         free: Failures allowed without delay (typos).
@@ -54,27 +56,26 @@ class FailureThrottle:
             return 0.0
         return float(min(self.base * 2 ** (failures - self.free - 1), self.cap))
 
-    def wait(self, client: str) -> float:
-        """Seconds until ``client`` may try another lookup (0: now)."""
-        with self._lock:
-            record = self._records.get(client)
-            if record is None:
-                return 0.0
-            now = self._clock()
-            if now - record.last > self.window:
-                del self._records[client]
-                return 0.0
-            return max(0.0, record.last + self.delay(record.failures) - now)
-
-    def failed(self, client: str) -> None:
-        """Count one failed lookup of ``client``."""
+    def admit(self, client: str) -> float:
+        """Seconds ``client`` must still wait (then nothing is counted), or 0: admitted, counted as a failure."""
         with self._lock:
             now = self._clock()
             record = self._records.get(client)
             if record is None or now - record.last > self.window:
                 record = self._records[client] = _Record(0, now)
+            wait = record.last + self.delay(record.failures) - now
+            if wait > 0:
+                return wait
             record.failures += 1
             record.last = now
             if len(self._records) > self.max_clients:
                 stalest = min(self._records, key=lambda c: self._records[c].last)
                 del self._records[stalest]
+            return 0.0
+
+    def succeeded(self, client: str) -> None:
+        """Refund the admitted lookup of ``client`` that found its token."""
+        with self._lock:
+            record = self._records.get(client)
+            if record is not None and record.failures > 0:
+                record.failures -= 1
