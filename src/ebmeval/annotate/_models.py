@@ -14,6 +14,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(value: datetime) -> datetime:
+    """``value`` as a UTC-aware datetime (SQLite returns naive datetimes for values stored as UTC)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
 class Base(DeclarativeBase):
     """Declarative base of the annotation tables."""
 
@@ -90,7 +95,7 @@ class Candidate(Base):
 
 
 class Annotator(Base):
-    """An invited expert; only the SHA-256 of the invitation token is kept."""
+    """An invited expert; only the SHA-256 of the invitation token is kept (replaced when revoked)."""
 
     __tablename__ = "annotators"
     __table_args__ = (UniqueConstraint("study_id", "name"),)
@@ -174,6 +179,25 @@ class CalibrationAnswer(Base):
     target: Mapped[str] = mapped_column(String(32))
     field: Mapped[str] = mapped_column(String(64))
     value: Mapped[str] = mapped_column(String(32))
+
+
+class AccessSession(Base):
+    """A signed-in browser: the SHA-256 of its session id, for an annotator or (``annotator_id`` None) the lead.
+
+    Session ids are issued by the one-time exchange of an invitation or admin link; they are not
+    the invitation token, so the cookie never holds a long-lived credential. Revoking a link
+    deletes its sessions.
+    """
+
+    __tablename__ = "annotate_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    study: Mapped[Study] = relationship()
+    annotator: Mapped[Annotator | None] = relationship()
 
 
 def database_url(db: str) -> str:
