@@ -179,9 +179,7 @@ _VERDICT_TAIL = re.compile(
     re.I,
 )
 _EXPLANATION = re.compile(r"\s*(?:[:\-–—]\s+\S|\()")
-_NEGATIVE = re.compile(
-    r"\b(?:incorrect|wrong|false|not|faux|fausse|inexactes?|incorrectes?|erronée?s?|non)\b", re.I
-)
+_NEGATIVE = re.compile(r"\b(?:incorrect|wrong|false|not|faux|fausse|inexactes?|incorrectes?|erronée?s?|non)\b", re.I)
 _REVIEW = re.compile(
     rf"\s*[:\-–—]?\s*(?:{_CORRECT}|incorrect|wrong|false|faux|fausse|inexactes?|incorrectes?|vraie?s?)\b", re.I
 )
@@ -292,6 +290,17 @@ class _Reader:
         if line[:1] in ".)" and line_mode:
             return True
         return False
+
+    def bare(self, line: str) -> Result:
+        """The letters of a line that holds nothing else (bullets, brackets, separators, option text)."""
+        read = self.span(line)
+        if not isinstance(read, frozenset):
+            return None
+        rest = line
+        for letter in read:
+            rest = self.echo[letter].sub(" ", rest) if letter in self.echo else rest
+        rest = re.sub(r"\b[A-Z]{2,6}\b|\b[A-Za-z]\b|\b(?:and|et|&)\b|[\W\d_]", "", rest)
+        return read if not rest else None
 
     def option_text(self, text: str) -> Result:
         normalized = _normalize(text)
@@ -554,6 +563,7 @@ def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     verdicts = _verdicts(prose, reader)
     readings.add("verdicts", [verdicts], final=True)
     if readings.final is not None:
+        readings.add("list", [letters for _, _, letters in _bare_runs(prose, reader)], final=False)
         source, final = readings.final
         if isinstance(final, _Fail):
             return final
@@ -564,6 +574,23 @@ def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
         assert final is not None
         return source, final
     return _fallback(text, reader)
+
+
+def _bare_runs(text: str, reader: _Reader) -> list[tuple[int, int, Letters]]:
+    """Runs of lines that hold nothing but letters ("A, C", "- A", "C. <its option text>")."""
+    runs: list[tuple[int, int, Letters]] = []
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        start, found = index, set[str]()
+        while index < len(lines) and isinstance(read := reader.bare(lines[index]), frozenset):
+            found |= read
+            index += 1
+        if found:
+            runs.append((start, index, frozenset(found)))
+        else:
+            index += 1
+    return runs
 
 
 def _ordered(found: list[tuple[str, Letters]]) -> list[tuple[str, Letters]]:
@@ -593,7 +620,7 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
         if read is None:
             index += 1
             continue
-        start, letters = index, set(read)
+        start, run = index, set(read)
         index += 1
         while index < len(lines) and lines[index].strip():
             more = reader.letter_list(lines[index], line_mode=True)
@@ -601,9 +628,9 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
                 return more
             if more is None:
                 break
-            letters |= more
+            run |= more
             index += 1
-        runs.append((start, index, frozenset(letters)))
+        runs.append((start, index, frozenset(run)))
     if runs:
         if len({letters for _, _, letters in runs}) > 1:
             said = "; ".join(f"lines {a + 1}-{b} say {','.join(sorted(x))}" for a, b, x in runs)
