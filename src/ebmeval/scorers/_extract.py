@@ -106,7 +106,7 @@ def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) ->
     cleaned = _clean(strip_reasoning(text))
     if not cleaned:
         return ParsedAnswer.unparsed("thinking-unfinished" if _THINK_OPEN.search(text) else "empty")
-    reader = _Reader(choices)
+    reader = _Reader(choices, multi)
     outcome = _decide(cleaned, reader)
     if isinstance(outcome, _Fail):
         return ParsedAnswer.unparsed(outcome.reason)
@@ -163,7 +163,7 @@ _ITEM = re.compile(
     re.I,
 )
 _SEP = re.compile(
-    r"\s*(?:(?P<hedge>\bor\b|\bou\b)|,\s*(?:and|et|&)?|;\s*(?:and|et)?|/|&|\+|[-–—]|\band\b|\bet\b|(?P<dot>\.)|(?=\s))\s*",
+    r"\s*(?:(?P<hedge>\bor\b|\bou\b)|,\s*(?:(?:and|et)\b|&)?|;\s*(?:(?:and|et)\b)?|/|&|\+|[-–—]|\band\b|\bet\b|(?P<dot>\.)|(?=\s))\s*",
     re.I,
 )
 _CLOSING = re.compile(r"[\s.,;:!?)\]\"'»*]*")
@@ -183,19 +183,26 @@ _NEGATIVE = re.compile(r"\b(?:incorrect|wrong|false|not|faux|fausse|inexactes?|i
 _REVIEW = re.compile(
     rf"\s*[:\-–—]?\s*(?:{_CORRECT}|incorrect|wrong|false|faux|fausse|inexactes?|incorrectes?|vraie?s?)\b", re.I
 )
+_TEXT_SEP = re.compile(r"[.…]*\s*(?:[,;]\s*(?:(?:and|et)\b)?|\band\b|\bet\b|\n)\s*", re.I)
 _HEDGE_WORD = re.compile(r"\b(?:or|ou|maybe|perhaps|possibly|peut-être)\b", re.I)
 
 
 class _Reader:
     """Reads texts as letters of one option set."""
 
-    def __init__(self, choices: dict[str, str]) -> None:
+    def __init__(self, choices: dict[str, str], multi: bool) -> None:
+        self.multi = multi
         self.by_upper = {letter.upper(): letter for letter in choices}
         self.texts = {_normalize(text): letter for letter, text in choices.items() if _normalize(text)}
         self.echo = {
             letter: re.compile(r"[\s.):\-–—]*" + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
             for letter, text in choices.items()
             if text.split()
+        }
+        self.text_at = {
+            letter: re.compile(r"\s+".join(map(re.escape, text.strip(" .").split())) + r"(?!\w)", re.I)
+            for letter, text in choices.items()
+            if text.strip(" .").split()
         }
 
     # A whole span: a list, option text, or nothing.
@@ -303,18 +310,48 @@ class _Reader:
         return read if not rest else None
 
     def option_text(self, text: str) -> Result:
+        """Option texts echoed: one, or several joined by separators, the whole text consumed.
+
+        One option text may also start a longer text: followed by a clause or an
+        explanation, or, for single-answer tasks (where nothing can be read partially),
+        by any text naming no other option and not hedging ("No, the study found…").
+        """
         normalized = _normalize(text)
         if not normalized:
             return None
         if normalized in self.texts:
             return frozenset({self.texts[normalized]})
-        parts = [_normalize(part) for part in re.split(r",|;|\band\b|\bet\b", text)]
-        if len(parts) > 1 and all(part in self.texts for part in parts if part):
-            return frozenset(self.texts[part] for part in parts if part)
-        starts = [option for option in self.texts if re.match(rf"{re.escape(option)}\b", normalized)]
-        if len(starts) == 1 and not _HEDGE_WORD.search(normalized[len(starts[0]) :]):
-            return frozenset({self.texts[starts[0]]})
+        pos = len(text) - len(text.lstrip(" \t*>-\"'«"))
+        found: list[str] = []
+        while (match := self._option_at(text, pos)) is not None:
+            letter, end = match
+            found.append(letter)
+            pos = end
+            separator = _TEXT_SEP.match(text, end)
+            if separator is None or self._option_at(text, separator.end()) is None:
+                break
+            pos = separator.end()
+        if not found:
+            return None
+        tail = text[pos:]
+        if _CLOSING.fullmatch(tail):
+            return frozenset(found)
+        others = [rx for letter, rx in self.text_at.items() if letter not in found]
+        if len(found) > 1 or any(re.search(rf"(?<!\w){rx.pattern}", tail, re.I) for rx in others):
+            return None
+        if _HEDGE_WORD.search(tail):
+            return None
+        if _CLAUSE.match(tail) or _EXPLANATION.match(tail) or not self.multi:
+            return frozenset(found)
         return None
+
+    def _option_at(self, text: str, pos: int) -> tuple[str, int] | None:
+        """The longest option text starting at ``pos``: its letter and end."""
+        matches = [(match.end(), letter) for letter, rx in self.text_at.items() if (match := rx.match(text, pos))]
+        if not matches:
+            return None
+        end, letter = max(matches)
+        return letter, end
 
     def value(self, value: Any) -> Result:
         """A JSON value under an answer key: text, list, ``{"A": true}`` or nested objects."""
