@@ -217,6 +217,7 @@ class _Reader:
         return self.option_text(text)
 
     def letter_list(self, text: str, *, line_mode: bool = False) -> Result:
+        """``text`` read as a letter list from its start; ``line_mode`` for lines of a block."""
         start = _LEADING.match(text)
         pos = start.end() if start else 0
         letters: list[str] = []
@@ -234,9 +235,9 @@ class _Reader:
                     after = echoed.end()
             separator = _SEP.match(text, after)
             following = _ITEM.match(text, separator.end()) if separator is not None else None
-            if separator is not None and following is not None:
-                nxt = self._item_letters(following)
-                if nxt is not None and self._follows_well(text, following.end(), nxt, dot=bool(separator["dot"])):
+            nxt = self._item_letters(following) if separator is not None and following is not None else None
+            if nxt is not None:
+                if self._follows_well(text, following.end(), nxt, dot=bool(separator["dot"])):
                     letters.extend(found)
                     hedged |= bool(separator["hedge"])
                     pos = separator.end()
@@ -247,8 +248,8 @@ class _Reader:
                     return _Fail("letter-text-conflict")
             if line_mode and _REVIEW.match(tail):
                 return _Fail(f"option-review: {_short(text)}")
-            if not self._tail_ok(tail, found, line_mode):
-                if not letters:
+            if not _tail_ok(tail):
+                if not letters and nxt is None:  # not a list at all ("A patient…")
                     return None
                 return _Fail(f"unreadable: {_short(text)}")
             letters.extend(found)
@@ -282,21 +283,12 @@ class _Reader:
                 pos = echoed.end()
         rest = text[pos:]
         separator = _SEP.match(rest)
-        if separator is not None and _ITEM.match(rest, separator.end()) is not None:
+        following = _ITEM.match(rest, separator.end()) if separator is not None else None
+        if following is not None and self._item_letters(following) is not None:
             return True
         if dot:  # "A. C. E." but not "A. I think"
             return _CLOSING.fullmatch(rest.partition("\n")[0]) is not None or rest.startswith(".")
-        return self._tail_ok(rest, letters, False)
-
-    def _tail_ok(self, tail: str, letters: list[str], line_mode: bool) -> bool:
-        line = tail.partition("\n")[0]
-        if _CLOSING.fullmatch(line) or _SENTENCE_END.match(line) or _CLAUSE.match(line):
-            return True
-        if _VERDICT_TAIL.match(line) or _EXPLANATION.match(line):
-            return True
-        if line[:1] in ".)" and line_mode:
-            return True
-        return False
+        return _tail_ok(rest)
 
     def bare(self, line: str) -> Result:
         """The letters of a line that holds nothing else (bullets, brackets, separators, option text)."""
@@ -373,6 +365,13 @@ class _Reader:
                     return frozenset(self.by_upper[key.upper()] for key, flag in value.items() if flag)
             return _union(_json_answers(value, self))
         return None
+
+
+def _tail_ok(tail: str) -> bool:
+    """Whether what follows a list on its line ends it: punctuation, a new sentence, a clause, a verdict."""
+    line = tail.partition("\n")[0]
+    checks = (_SENTENCE_END, _CLAUSE, _VERDICT_TAIL, _EXPLANATION)
+    return _CLOSING.fullmatch(line) is not None or any(check.match(line) for check in checks)
 
 
 def _union(results: list[Result]) -> Result:
@@ -498,7 +497,8 @@ _STATEMENT = re.compile(
     re.I,
 )
 _VERDICT = re.compile(
-    rf"\b(?:is|are|est|sont)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?{_CORRECT}\b(?![?])",
+    rf"\b(?:is|are|est|sont)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?{_CORRECT}\b"
+    r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)",
     re.I,
 )
 _VERDICT_INTRO = re.compile(
@@ -528,7 +528,7 @@ def _verdicts(text: str, reader: _Reader) -> Result:
     for verdict in _VERDICT.finditer(text):
         before = text[: verdict.start()]
         sentence_start = max(before.rfind(mark) for mark in (".", "!", "?", "\n", ":", "…", ";")) + 1
-        sentence = before[sentence_start:].lstrip()
+        sentence = before[max(sentence_start, len(before) - 200) :].lstrip()
         # the list is the shortest tail of the sentence that reads as one, after an intro
         for cut in range(len(sentence) + 1):
             head, candidate = sentence[:cut], sentence[cut:]
