@@ -5,27 +5,29 @@ place in the reply that states an answer is read, and all of them must name the 
 letters; a statement that starts like an answer but cannot be read to its end makes
 the reply unparsed rather than yielding the letters read so far.
 
-Grammar (``docs/extraction.md`` has examples). Before reading, reasoning traces
-(``<think>…</think>``, see :func:`strip_reasoning`) and markdown emphasis (``**``,
-``__``, ``*x*``, backticks, heading marks) are removed.
+Grammar (``docs/answer-extraction.md`` has it with examples and measurements). Before
+reading, reasoning traces (``<think>…</think>``, see :func:`strip_reasoning`) and
+markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are removed.
 
-- *Letter list* (``LIST``): ``ITEM (SEP ITEM)*`` then an accepted tail.
+- *Letter list*: ``ITEM (SEP ITEM)*`` then an accepted tail.
 
   - ``ITEM``: one option letter, bare or in ``()``, ``[]``, quotes, optionally preceded
     by "option"/"proposition"/"choice"/"letter" and optionally followed by its own
     option text ("A. observational"); or uppercase letters run together ("ACE").
-  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` "and" "et" (also ", and") and ``.`` when
-    what follows is another item ("A. C. E."); "or"/"ou" makes the list *hedged*.
+  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` "and" "et" (also ", and"), spaces, and
+    ``.`` when what follows is another item ("A. C. E."); "or"/"ou" makes it *hedged*.
   - Accepted tails: nothing or closing punctuation; a sentence end then anything;
     "because"/"since"/"car"/"parce que"… clauses; "is/are (also) correct/true…",
     "sont exactes…"; a colon or dash followed by words; a parenthesis.
 
-  A list whose first item is not followed as above is no list ("A patient…"); one
-  that breaks off after a separator, names a letter that is not an option ("A, C, F"),
-  or is hedged ("B or C") is *unreadable* and makes the reply unparsed.
-  A JSON-like array (``['A', 'C']``) is a list too.
-- *Option text*: the text equals an option's text, or several option texts joined by
-  ``,``/``;``/"and"/"et" (multi-answer), or starts with one option's text (single).
+  A text whose first item is followed by none of these is no list ("A patient…"). A
+  list that breaks off ("A, C and maybe E") is ``unreadable``, one naming a letter that
+  is not an option ("A, C, F") ``not-an-option``, one joined by "or" ``hedged``: all
+  make the reply unparsed. A JSON-like array (``['A', 'C']``) is a list too.
+- *Option text*: the text equals an option's text; or is several option texts joined
+  by ``,``/``;``/"and"/"et" with nothing left; or starts with one option's text followed
+  by a clause or explanation, or (single-answer tasks only, where nothing can be read
+  partially) by text naming no other option and not hedging.
 - Sources of readings:
 
   1. ``json``: every JSON object in the reply (bare, in prose, in a code fence, nested,
@@ -36,6 +38,8 @@ Grammar (``docs/extraction.md`` has examples). Before reading, reasoning traces
      keys of reasoning (``thinking``, ``explanation``, ``rationale``…). A value is read
      as a list or option text; a list of such, objects holding such keys, or an object
      ``{"A": true, "B": false}`` are read too. A reply that is a JSON array is a list.
+     The other strings of the object (MedRAG's ``step_by_step_thinking``) are read as
+     prose by the other sources.
   2. ``boxed``: every ``\boxed{…}`` (``\text{}`` and the like unwrapped).
   3. ``answer-line``: every answer statement, read from the rest of its line, or from
      the option lines that follow when that rest is empty. Statements: "Answer:",
@@ -44,20 +48,20 @@ Grammar (``docs/extraction.md`` has examples). Before reading, reasoning traces
      sont", "I would choose/select/pick", "je choisis", "Therefore/Thus/Hence/So/Donc,
      LIST".
   4. ``verdicts``: the union of sentences "Option A is correct", "A and C are
-     correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not a
-     question).
+     correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not
+     followed by "only if"/"when", not a question).
 
   The *final answer* is the JSON answer if there is one, else the last box, else the
-  last answer statement; when it is unreadable the reply is unparsed with its
-  reason. Every reading found by the four sources must name the same letters, else
+  last answer statement, else the verdicts; when it is unreadable the reply is
+  unparsed with its reason. Every reading of the four sources, and of every block of
+  lines holding nothing but letters ("A, C", "- A"), must name the same letters, else
   the reply is ``ambiguous`` and unparsed, with the readings in ``method``
-  ("ambiguous: answer-line says A,C,E; json says A").
-  Statements inside JSON strings (the ``step_by_step_thinking`` of MedRAG) count as
-  readings; unreadable ones other than the final answer are ignored.
-  5. Only when none of the above is found, ``whole``/``first-line``/``last-line``/
-     ``lines``: runs of lines that are each a list (one option per line, bullets) are
-     read as one list each; every run must agree, and a run that reviews options
-     ("B) incorrect") is unreadable. Finally the whole text as option text.
+  ("ambiguous: answer-line says A,C,E; json says A"). Unreadable statements other than
+  the final answer are ignored (reasoning says "if the answer is A, then…").
+  5. Only when no source states an answer, ``whole``/``first-line``/``last-line``/
+     ``lines``: blocks of consecutive lines that are each a list (one option per line,
+     bullets) are read as one list each; every block must agree, and a block reviewing
+     options ("B) incorrect") is ``option-review``. Last, the whole text as option text.
 
 Single-answer replies naming several letters are unparsed (``several-letters``), and
 so is a letter followed by the text of another option (``letter-text-conflict``).
@@ -230,13 +234,13 @@ class _Reader:
             after = item.end()
             if found is None:  # a word, not a letter
                 break
-            if len(found) == 1 and (echo := self.echo.get(self.by_upper.get(next(iter(found)), ""))):
+            if len(found) == 1 and (echo := self.echo.get(self.by_upper.get(found[0].upper(), ""))):
                 if echoed := echo.match(text, after):
                     after = echoed.end()
             separator = _SEP.match(text, after)
             following = _ITEM.match(text, separator.end()) if separator is not None else None
-            nxt = self._item_letters(following) if separator is not None and following is not None else None
-            if nxt is not None:
+            nxt = self._item_letters(following) if following is not None else None
+            if separator is not None and following is not None and nxt is not None:
                 if self._follows_well(text, following.end(), nxt, dot=bool(separator["dot"])):
                     letters.extend(found)
                     hedged |= bool(separator["hedge"])
