@@ -57,3 +57,32 @@ def test_two_different_answers_in_one_reply_are_ambiguous(
     reply = STYLES[first](gold, OPTIONS) + "\n\n" + STYLES[second](other, OPTIONS)
     parsed = parse_choices(reply, OPTIONS, multi=True)
     assert not parsed.parsed, f"{reply!r} read as {parsed.value}"
+
+
+PREFIXES = [
+    "",
+    "After reading the methods section carefully:\n\n",
+    "Let me think step by step. The cohort was followed for two years.\n",
+    "<think>Option B was tempting, but the allocation was not random.</think>\n",
+    "Sure! ",
+    "Based on the article, ",
+]
+SUFFIXES = [
+    "",
+    "\n\nThese choices follow from the methods section.",
+    "\n\nI considered D as well, but the sample size was not justified.",
+    "\n\nHope this helps!",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    gold=gold_sets,
+    style=styles,
+    prefix=st.sampled_from(PREFIXES),
+    suffix=st.sampled_from(SUFFIXES),
+)
+def test_prose_around_an_answer_never_makes_it_partial(gold: list[str], style: str, prefix: str, suffix: str) -> None:
+    reply = prefix + STYLES[style](gold, OPTIONS) + suffix
+    parsed = parse_choices(reply, OPTIONS, multi=True)
+    assert parsed.value == gold if parsed.parsed else parsed.value is None, reply

@@ -60,8 +60,10 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
   the final answer are ignored (reasoning says "if the answer is A, then…").
   5. Only when no source states an answer, ``whole``/``first-line``/``last-line``/
      ``lines``: blocks of consecutive lines that are each a list (one option per line,
-     bullets) are read as one list each; every block must agree, and a block reviewing
-     options ("B) incorrect") is ``option-review``. Last, the whole text as option text.
+     bullets, "Sure! A, C", an array, option texts) are read as one list each; every
+     block must agree, a block reviewing options ("B) incorrect") is ``option-review``,
+     and a line outside the blocks naming a letter as lists do ("… - A") is
+     ``unreadable``. Last, the whole text as option text.
 
 Single-answer replies naming several letters are unparsed (``several-letters``), and
 so is a letter followed by the text of another option (``letter-text-conflict``).
@@ -188,6 +190,7 @@ _REVIEW = re.compile(
     rf"\s*[:\-–—]?\s*(?:{_CORRECT}|incorrect|wrong|false|faux|fausse|inexactes?|incorrectes?|vraie?s?)\b", re.I
 )
 _TEXT_SEP = re.compile(r"[.…]*\s*(?:[,;]\s*(?:(?:and|et)\b)?|\band\b|\bet\b|\n)\s*", re.I)
+_LAST_SENTENCE = re.compile(r".*[.!?]\s+(?=\S)")
 _HEDGE_WORD = re.compile(r"\b(?:or|ou|maybe|perhaps|possibly|peut-être)\b", re.I)
 
 
@@ -230,7 +233,7 @@ class _Reader:
             item = _ITEM.match(text, pos)
             if item is None:
                 break
-            found = self._item_letters(item)
+            found = self.item_letters(item)
             after = item.end()
             if found is None:  # a word, not a letter
                 break
@@ -239,7 +242,7 @@ class _Reader:
                     after = echoed.end()
             separator = _SEP.match(text, after)
             following = _ITEM.match(text, separator.end()) if separator is not None else None
-            nxt = self._item_letters(following) if following is not None else None
+            nxt = self.item_letters(following) if following is not None else None
             if separator is not None and following is not None and nxt is not None:
                 if self._follows_well(text, following.end(), nxt, dot=bool(separator["dot"])):
                     letters.extend(found)
@@ -269,7 +272,8 @@ class _Reader:
             return _Fail(f"hedged: {_short(text)}")
         return frozenset(self.by_upper[x.upper()] for x in letters)
 
-    def _item_letters(self, item: re.Match[str]) -> list[str] | None:
+    def item_letters(self, item: re.Match[str]) -> list[str] | None:
+        """The letters of an item match, or None for a word ("a", "Based")."""
         if item["run"]:
             run = item["run"]
             if not run.isupper() or len(set(run)) != len(run) or not set(run) <= set(self.by_upper):
@@ -288,11 +292,28 @@ class _Reader:
         rest = text[pos:]
         separator = _SEP.match(rest)
         following = _ITEM.match(rest, separator.end()) if separator is not None else None
-        if following is not None and self._item_letters(following) is not None:
+        if following is not None and self.item_letters(following) is not None:
             return True
         if dot:  # "A. C. E." but not "A. I think"
             return _CLOSING.fullmatch(rest.partition("\n")[0]) is not None or rest.startswith(".")
         return _tail_ok(rest)
+
+    def line(self, line: str) -> Result:
+        """One line of a block: a list ("- A", "C. its text", "Sure! A, C"), an array, or option texts."""
+        read = self.letter_list(line, line_mode=True)
+        if read is None and line.strip().startswith("["):
+            array = _literal(line.strip())
+            read = self.value(array) if isinstance(array, list) else None
+        if read is None and (boundary := _LAST_SENTENCE.search(line)) is not None:
+            read = self.letter_list(line[boundary.end() :], line_mode=True)
+        if read is None:
+            read = self.option_text(line, strict=True)
+        return read
+
+    def stray(self, line: str) -> bool:
+        """Whether ``line`` names an option letter the way a list does ("… - A", "(B).")."""
+        letters = "|".join(map(re.escape, self.by_upper))
+        return re.search(rf"(?<![\w'’])[(\[]?(?:{letters})[)\]]?(?=\s*(?:[.,;:!?]|$))", line) is not None
 
     def bare(self, line: str) -> Result:
         """The letters of a line that holds nothing else (bullets, brackets, separators, option text)."""
@@ -305,7 +326,7 @@ class _Reader:
         rest = re.sub(r"\b[A-Z]{2,6}\b|\b[A-Za-z]\b|\b(?:and|et|&)\b|[\W\d_]", "", rest)
         return read if not rest else None
 
-    def option_text(self, text: str) -> Result:
+    def option_text(self, text: str, *, strict: bool = False) -> Result:
         """Option texts echoed: one, or several joined by separators, the whole text consumed.
 
         One option text may also start a longer text: followed by a clause or an
@@ -332,6 +353,8 @@ class _Reader:
         tail = text[pos:]
         if _CLOSING.fullmatch(tail):
             return frozenset(found)
+        if strict:
+            return None
         others = [rx for letter, rx in self.text_at.items() if letter not in found]
         if len(found) > 1 or any(re.search(rf"(?<!\w){rx.pattern}", tail, re.I) for rx in others):
             return None
@@ -513,17 +536,20 @@ _VERDICT_INTRO = re.compile(
 _CONDITION = re.compile(r"\b(?:if|whether|unless|si)\s*$", re.I)
 
 
-def _statements(text: str, reader: _Reader) -> list[Result]:
-    """The reading of each answer statement in ``text``, in order."""
+def _statements(text: str, reader: _Reader) -> tuple[list[Result], list[tuple[int, int]]]:
+    """The reading of each answer statement in ``text``, in order, and the spans of the line blocks read."""
     found: list[Result] = []
+    blocks: list[tuple[int, int]] = []
     for statement in _STATEMENT.finditer(text):
-        rest = text[statement.end() :]
-        line, newline, after = rest.partition("\n")
+        line, newline, _ = text[statement.end() :].partition("\n")
         if line.strip(" \t:.-") or not newline:
             found.append(reader.span(line))
         else:
-            found.append(_block(after.lstrip("\n"), reader, first_only=True))
-    return found
+            start = statement.end() + len(line) + 1
+            result, length = _block(text[start:], reader)
+            found.append(result)
+            blocks.append((start, start + length))
+    return found, blocks
 
 
 def _verdicts(text: str, reader: _Reader) -> Result:
@@ -533,40 +559,48 @@ def _verdicts(text: str, reader: _Reader) -> Result:
         before = text[: verdict.start()]
         sentence_start = max(before.rfind(mark) for mark in (".", "!", "?", "\n", ":", "…", ";")) + 1
         sentence = before[max(sentence_start, len(before) - 200) :].lstrip()
-        # the list is the shortest tail of the sentence that reads as one, after an intro
+        # the list starts at the first item after an intro ("Option", "so", nothing) and runs to the verdict
         for cut in range(len(sentence) + 1):
-            head, candidate = sentence[:cut], sentence[cut:]
+            head, candidate = sentence[:cut], sentence[cut:].strip()
             if cut and sentence[cut - 1].isalnum():
                 continue
-            if not candidate.strip() or not _VERDICT_INTRO.fullmatch(head) or _CONDITION.search(head):
+            if not candidate or not _VERDICT_INTRO.fullmatch(head) or _CONDITION.search(head):
                 continue
-            if _ITEM.match(candidate.strip()) is None:
+            item = _ITEM.match(candidate)
+            if item is None or reader.item_letters(item) is None:
                 continue
-            read = reader.letter_list(candidate.strip() + " " + verdict.group(0))
+            read = reader.letter_list(candidate + " " + verdict.group(0))
             if isinstance(read, frozenset):
                 found |= read
             break
     return frozenset(found) if found else None
 
 
-def _block(text: str, reader: _Reader, *, first_only: bool = False) -> Result:
-    """The lines at the start of ``text`` that are each a list, read as one list."""
+def _block(text: str, reader: _Reader) -> tuple[Result, int]:
+    """The lines at the start of ``text`` that are each a list, read as one list, and their length.
+
+    Blank lines before the block are skipped; when no line is a list, the first line is
+    read as a span ("The correct answer is:" then "C").
+    """
     found: set[str] = set()
+    offset = consumed = 0
     for line in text.split("\n"):
+        offset += len(line) + 1
         if not line.strip():
             if found:
                 break
             continue
-        read = reader.letter_list(line, line_mode=True)
+        read = reader.line(line)
         if isinstance(read, _Fail):
-            return read
+            return read, offset
         if read is None:
             break
         found |= read
-    if not found and first_only:
+        consumed = offset
+    if not found:
         first = next((line for line in text.split("\n") if line.strip()), "")
-        return reader.span(first)
-    return frozenset(found) if found else None
+        return reader.span(first), 0
+    return frozenset(found), consumed
 
 
 # --- the decision ----------------------------------------------------------------------
@@ -600,11 +634,15 @@ def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     readings.add("json", json_results[::-1], final=True)
     boxes = [reader.span(_unlatex(box)) for box in _boxes(prose)]
     readings.add("boxed", boxes, final=True)
-    readings.add("answer-line", _statements(prose, reader), final=True)
+    statements, blocks = _statements(prose, reader)
+    readings.add("answer-line", statements, final=True)
     verdicts = _verdicts(prose, reader)
     readings.add("verdicts", [verdicts], final=True)
     if readings.final is not None:
-        readings.add("list", [letters for _, _, letters in _bare_runs(prose, reader)], final=False)
+        unread = prose
+        for start, end in blocks:  # lines a statement has read are not read again as bare lists
+            unread = unread[:start] + re.sub(r"[^\n]", " ", unread[start:end]) + unread[end:]
+        readings.add("list", [letters for _, _, letters in _bare_runs(unread, reader)], final=False)
         source, final = readings.final
         if isinstance(final, _Fail):
             return final
@@ -646,6 +684,8 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     lines = text.split("\n")
     if len([line for line in lines if line.strip()]) == 1:
         whole = reader.span(text)
+        if whole is None:
+            whole = reader.line(text)
         if isinstance(whole, _Fail):
             return whole
         return ("whole", whole) if whole else _Fail("no-answer-found")
@@ -655,7 +695,7 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
         if not lines[index].strip():
             index += 1
             continue
-        read = reader.letter_list(lines[index], line_mode=True)
+        read = reader.line(lines[index])
         if isinstance(read, _Fail):
             return read
         if read is None:
@@ -664,7 +704,7 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
         start, run = index, set(read)
         index += 1
         while index < len(lines) and lines[index].strip():
-            more = reader.letter_list(lines[index], line_mode=True)
+            more = reader.line(lines[index])
             if isinstance(more, _Fail):
                 return more
             if more is None:
@@ -673,6 +713,10 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
             index += 1
         runs.append((start, index, frozenset(run)))
     if runs:
+        covered = {line for start, end, _ in runs for line in range(start, end)}
+        stray = [line for i, line in enumerate(lines) if i not in covered and reader.stray(line)]
+        if stray:  # "Sure! - A" above "- B": letters outside the blocks
+            return _Fail(f"unreadable: {_short(stray[0])}")
         if len({letters for _, _, letters in runs}) > 1:
             said = "; ".join(f"lines {a + 1}-{b} say {','.join(sorted(x))}" for a, b, x in runs)
             return _Fail(f"ambiguous: {said}")
