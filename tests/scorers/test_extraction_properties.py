@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,8 +38,6 @@ def test_a_single_answer_reply_is_read_exactly_or_unparsed(letter: str, style: s
 
 def test_every_style_is_read() -> None:
     """Not just "never wrong": each style of the corpus is actually read, for every gold set."""
-    import itertools
-
     unread = []
     for size in range(1, 6):
         for gold in itertools.combinations(sorted(OPTIONS), size):
@@ -66,12 +67,19 @@ PREFIXES = [
     "<think>Option B was tempting, but the allocation was not random.</think>\n",
     "Sure! ",
     "Based on the article, ",
+    "Réponse argumentée.\n",
+    "Here is my analysis of the options.\n\n",
+    "1. ",
+    "Bien sûr. ",
 ]
 SUFFIXES = [
     "",
     "\n\nThese choices follow from the methods section.",
     "\n\nI considered D as well, but the sample size was not justified.",
     "\n\nHope this helps!",
+    "\n\nNote: option C could also be argued.",
+    " (see Table 2)",
+    "\n\n(B) was not supported.",
 ]
 
 
@@ -86,3 +94,20 @@ def test_prose_around_an_answer_never_makes_it_partial(gold: list[str], style: s
     reply = prefix + STYLES[style](gold, OPTIONS) + suffix
     parsed = parse_choices(reply, OPTIONS, multi=True)
     assert parsed.value == gold if parsed.parsed else parsed.value is None, reply
+
+
+@pytest.mark.slow
+def test_prose_around_every_answer_in_every_style() -> None:
+    """Exhaustively: 31 gold sets x every style x every preface x every closing remark."""
+    wrong = []
+    for size in range(1, 6):
+        for combination in itertools.combinations(sorted(OPTIONS), size):
+            gold = list(combination)
+            for style in STYLES.values():
+                for prefix in PREFIXES:
+                    for suffix in SUFFIXES:
+                        reply = prefix + style(gold, OPTIONS) + suffix
+                        parsed = parse_choices(reply, OPTIONS, multi=True)
+                        if parsed.parsed and parsed.value != gold:
+                            wrong.append((reply, parsed.value))
+    assert wrong == []
