@@ -212,13 +212,12 @@ class _Reader:
             if text.strip(" .").split()
         }
 
-    # A whole span: a list, option text, or nothing.
-    def span(self, text: str, *, line_mode: bool = False) -> Result:
+    def span(self, text: str) -> Result:
         """Read ``text`` (a statement's rest of line, a JSON value, a line) completely."""
         stripped = text.strip()
         if stripped.startswith("[") and (array := _literal(stripped)) is not None:
             return self.value(array)
-        listed = self.letter_list(text, line_mode=line_mode)
+        listed = self.letter_list(text)
         if listed is not None:
             return listed
         return self.option_text(text)
