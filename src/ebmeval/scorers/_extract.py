@@ -45,11 +45,13 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
      the option lines that follow when that rest is empty. Statements: "Answer:",
      "ANSWER: X", "The (final|correct|best) answer(s) is/are", "answer(s)",
      "Correct options are", "Réponse(s) :", "Réponse finale :", "Les bonnes réponses
-     sont", "I would choose/select/pick", "je choisis", "Therefore/Thus/Hence/So/Donc,
-     LIST".
+     sont", "I would choose/select/pick", "je choisis", and "Therefore/Thus/Hence/So/
+     Donc, LIST" when the sentence holds nothing but the list.
   4. ``verdicts``: the union of sentences "Option A is correct", "A and C are
      correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not
-     followed by "only if"/"when", not a question).
+     followed by "only if"/"when", not a question). On single-answer tasks they are
+     read only when no other source states an answer: there "A, C and D are true"
+     is reasoning about a question "all of the following except".
 
   The *final answer* is the JSON answer if there is one, else the last box, else the
   last answer statement, else the verdicts; when it is unreadable the reply is
@@ -522,6 +524,7 @@ _STATEMENT = re.compile(
     r"|\b(?:therefore|thus|hence|so|donc|ainsi)\s*,\s*(?=(?:options?\s+|the\s+options?\s+)?[(\[]?[A-Za-z][)\]]?[\s,.;]|[A-Z]{2,6}\b)",
     re.I,
 )
+_CONCLUSION = re.compile(r"(?:therefore|thus|hence|so|donc|ainsi)\b", re.I)
 _VERDICT = re.compile(
     rf"\b(?:is|are|est|sont)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?{_CORRECT}\b"
     r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)",
@@ -541,7 +544,10 @@ def _statements(text: str, reader: _Reader) -> tuple[list[Result], list[tuple[in
     blocks: list[tuple[int, int]] = []
     for statement in _STATEMENT.finditer(text):
         line, newline, _ = text[statement.end() :].partition("\n")
-        if line.strip(" \t:.-") or not newline:
+        if _CONCLUSION.match(statement.group(0)):
+            # "Therefore, A, C and E." but not "So, option C is correct" (a verdict, read as one)
+            found.append(reader.bare(re.split(r"(?<=[.!?])\s", line)[0]))
+        elif line.strip(" \t:.-") or not newline:
             found.append(reader.span(line))
         else:
             start = statement.end() + len(line) + 1
@@ -635,8 +641,9 @@ def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     readings.add("boxed", boxes, final=True)
     statements, blocks = _statements(prose, reader)
     readings.add("answer-line", statements, final=True)
-    verdicts = _verdicts(prose, reader)
-    readings.add("verdicts", [verdicts], final=True)
+    if reader.multi or readings.final is None:
+        # on single-answer tasks "A, C and D are true" is reasoning (questions "all except"), not an answer
+        readings.add("verdicts", [_verdicts(prose, reader)], final=True)
     if readings.final is not None:
         unread = prose
         for start, end in blocks:  # lines a statement has read are not read again as bare lists
