@@ -211,8 +211,8 @@ def score(
     table = RichTable(title=f"{task} · {predictions}", title_justify="left")
     for column in ("metric", "value", "n", "missing"):
         table.add_column(column, justify="left" if column == "metric" else "right")
-    for name, metric in result["metrics"].items():
-        value = metric["value"]
+    for metric in result["metrics"]:
+        value, name = metric["value"], f"{metric['scorer']}/{metric['metric']}"
         table.add_row(name, "—" if value is None else f"{value:.3f}", str(metric["n"]), str(metric["missing"]))
     table.caption = (
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"

@@ -2,7 +2,8 @@
 
 from ._api import ModelAPI, model_providers, modelapi
 from ._cache import ResponseCache, cache_key, default_cache_dir
-from ._model import Model, ModelStats, get_model, parse_model_spec
+from ._model import DegenerateReplyError, Model, ModelStats, get_model, parse_model_spec
+from ._reasoning import split_reasoning, strip_reasoning
 from ._types import (
     ChatMessage,
     GenerateConfig,
@@ -16,6 +17,7 @@ from ._types import (
 )
 
 __all__ = [
+    "DegenerateReplyError",
     "ChatMessage",
     "GenerateConfig",
     "Model",
@@ -33,6 +35,8 @@ __all__ = [
     "model_providers",
     "modelapi",
     "parse_model_spec",
+    "split_reasoning",
+    "strip_reasoning",
     "system",
     "user",
 ]

@@ -38,9 +38,9 @@ from numpy.typing import NDArray
 
 from .._util.errors import DataError, UsageError
 from ..judges import json_in_text
+from ..models._reasoning import strip_reasoning
 from ..stats import bootstrap_ci
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
-from ._extract import strip_reasoning
 
 if TYPE_CHECKING:
     from ..store import RunStore
