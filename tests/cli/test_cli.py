@@ -94,3 +94,16 @@ def test_resume_command_keeps_bracketed_arguments() -> None:
     console = Console(record=True, width=300)
     console.print(resume_command(["run", "--task-arg", "items=[m3-1,m3-2]", "--role", "judge2=local:smollm2"]))
     assert console.export_text().strip() == "ebmeval run --task-arg 'items=[m3-1,m3-2]' --role judge2=local:smollm2"
+
+
+def test_score_prints_a_table_without_json(tmp_path: Path) -> None:
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text('{"id": "12377809", "answer": "A"}\n{"id": "26163474", "output": "no idea"}\n')
+    done = ebmeval("score", "pubmedqa", "--predictions", str(predictions), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    as_json = json.loads(ebmeval("score", "pubmedqa", "--predictions", str(predictions), "--json", cwd=tmp_path).stdout)
+    assert as_json["metrics"][0]["value"] == 0.5 and as_json["scored"] == 2
+    lines = [line for line in done.stdout.splitlines() if "accuracy" in line]
+    assert lines and "0.500" in lines[0] and "│ 2 │" in lines[0]
+    assert f"2 scored · {as_json['unparsed']} unparsed" in done.stdout

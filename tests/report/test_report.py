@@ -14,6 +14,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from ebmeval.report import Table, collect, latex_escape, recall_curve, write_report
 from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
+from ebmeval.tables import Column
 from ebmeval.tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from tests.helpers.toy import scripted_model, toy_task
 
@@ -93,7 +94,7 @@ def test_latex_tables_compile(tmp_path: Path) -> None:
 
 
 def test_markdown_table_escapes_pipes() -> None:
-    table = Table("t", ["a", "b"], numeric={1})
+    table = Table("t", ["a", Column("b", "number")])
     table.add("x|y", 3)
     assert "x\\|y" in table.markdown() and "---:" in table.markdown()
     with pytest.raises(ValueError, match="2 columns"):

@@ -14,10 +14,11 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
+from rich.table import Table as RichTable
 
 from ..runner import Progress as RunProgress
 from ..runner import RunSummary
+from ..tables import Column, Table
 
 console = Console(stderr=True)
 """Progress and messages go to stderr so stdout carries only results (``--json``)."""
@@ -70,35 +71,34 @@ class ProgressBar:
         )
 
 
-def summary_table(summary: RunSummary, *, by: str | None = None) -> Table:
-    """The metrics of a run as a table."""
+def summary_table(summary: RunSummary, *, by: str | None = None) -> RichTable:
+    """The metrics of a run as a terminal table."""
+    return metrics_table(summary, by=by).rich()
+
+
+def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
+    """The metrics of a run: value, 95% CI, n and missing per scorer and metric, the run's totals as a note."""
     run = summary.run
-    table = Table(title=f"{run.task} · {run.model} · run {run.run_id}", title_justify="left")
-    table.add_column("scorer")
-    table.add_column("metric")
-    if by is not None:
-        table.add_column(by)
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("n", justify="right")
-    table.add_column("missing", justify="right")
+    table = Table(
+        f"{run.task} · {run.model} · run {run.run_id}",
+        [
+            "scorer",
+            "metric",
+            *([by] if by is not None else []),
+            Column("value", "number"),
+            Column("95% CI", "interval", pair="{}–{}"),
+            Column("n", "number"),
+            Column("missing", "number"),
+        ],
+    )
     for m in summary.metrics:
         if by is None and m.group is not None:
             continue
-        row = [m.scorer, m.metric]
-        if by is not None:
-            row.append(m.group or "all")
-        row += [
-            f"{m.value:.3f}",
-            f"{m.ci[0]:.3f}–{m.ci[1]:.3f}" if m.ci[0] == m.ci[0] else "—",
-            str(m.n),
-            str(m.missing),
-        ]
-        table.add_row(*row)
-    table.caption = (
+        group = [m.group or "all"] if by is not None else []
+        table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing)
+    table.notes.append(
         f"{summary.generations} answered · {summary.unparsed} unparsed · {summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "
         f"{summary.mean_latency:.2f} s/sample · status {run.status}"
     )
-    table.caption_justify = "left"
     return table

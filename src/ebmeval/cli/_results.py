@@ -56,14 +56,13 @@ def list_(
         typer.echo(json.dumps(rows, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table()
-    for column in rows[0] if rows else ["(none)"]:
-        table.add_column(column)
+    from ..tables import Table
+
+    table = Table("", list(rows[0]) if rows else ["(none)"])
     for row in rows:
-        table.add_row(*[str(v) for v in row.values()])
-    Console().print(table)
+        table.add(*row.values())
+    Console().print(table.rich())
 
 
 @app.command()
@@ -234,12 +233,5 @@ def compare(
         typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
         return
     from rich.console import Console
-    from rich.table import Table as RichTable
 
-    table = data.contrast_table()
-    shown = RichTable(title=table.title, caption=" ".join(table.notes), caption_justify="left")
-    for column in table.columns:
-        shown.add_column(column)
-    for row in table.rows:
-        shown.add_row(*row)
-    Console().print(shown)
+    Console().print(data.contrast_table().rich())

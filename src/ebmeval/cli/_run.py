@@ -172,19 +172,20 @@ def score(
         typer.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table as RichTable
 
-    table = RichTable(title=f"{task} · {predictions}", title_justify="left")
-    for column in ("metric", "value", "n", "missing"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for name, metric in result["metrics"].items():
-        value = metric["value"]
-        table.add_row(name, "—" if value is None else f"{value:.3f}", str(metric["n"]), str(metric["missing"]))
-    table.caption = (
+    from ..tables import Column, Table
+
+    table = Table(
+        f"{task} · {predictions}",
+        ["scorer", "metric", Column("value", "number"), Column("n", "number"), Column("missing", "number")],
+    )
+    for metric in result["metrics"]:
+        table.add(metric["scorer"], metric["metric"], metric["value"], metric["n"], metric["missing"])
+    table.notes.append(
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
         f" · {len(result['unknown_ids'])} unknown ids"
     )
-    Console().print(table)
+    Console().print(table.rich())
 
 
 @app.command("show-prompt")

@@ -55,7 +55,7 @@ from ._schema import (
     normalize_direction,
     normalize_modality,
 )
-from ._tables import accuracy_markdown, agreement_markdown, confusion_markdown
+from ._tables import accuracy_table, agreement_table, confusion_table
 
 __all__ = [
     "BINARY_CATEGORIES",
@@ -80,16 +80,16 @@ __all__ = [
     "RougeComparison",
     "SummaryPair",
     "Verdict",
-    "accuracy_markdown",
+    "accuracy_table",
     "agreement",
-    "agreement_markdown",
+    "agreement_table",
     "analyze",
     "assessments_from_run",
     "binary_agreement",
     "canned_opening",
     "closest_statement",
-    "confusion_markdown",
     "confusion_matrix",
+    "confusion_table",
     "correctness_rates",
     "direction_agrees",
     "factuality_judge",

@@ -20,7 +20,7 @@ from .._util.errors import UsageError
 from ._analysis import Assessment, analyze, assessments_from_run
 from ._importers import HumanLabels, read_human_labels, read_pairs
 from ._schema import FactualityLabels, normalize_direction, normalize_modality
-from ._tables import accuracy_markdown
+from ._tables import accuracy_table
 
 
 def _run(args: argparse.Namespace) -> str:
@@ -48,7 +48,7 @@ def _validate(args: argparse.Namespace) -> str:
     from ..benchmarks.factuality import validation_results
 
     rows = [(args.label or args.run, r) for r in validation_results(args.store, args.run)]
-    return accuracy_markdown(rows)
+    return accuracy_table(rows).markdown()
 
 
 def _human_assessments(pairs_path: tuple[str, str], human: HumanLabels, annotator: str) -> list[Assessment]:
