@@ -14,6 +14,7 @@ from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._context import SampleContext
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
+from ._task_file import task_file
 
 
 class WorkflowResult(BaseModel):
@@ -134,9 +135,6 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
 
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
-    from .. import benchmarks as _tasks  # noqa: F401  (built-in tasks register the scorers they use)
-    from .. import scorers as _scorers  # noqa: F401  (registers the general-purpose scorers)
-
     factory = scorer_registry.get(name)
     try:
         return factory(**args)
@@ -150,9 +148,7 @@ def create_task(name: str, **args: Any) -> Task:
     Raises ``UnknownNameError`` for an unknown task and ``ConfigError`` for an
     argument the factory does not take.
     """
-    from .. import benchmarks as _builtin  # noqa: F401  (registers the built-in tasks)
-
-    factory = task_registry.get(name)
+    factory = task_registry.get(task_file(name) if "@" in name else name)
     params = inspect.signature(factory).parameters
     for key in args:
         if key not in params:
