@@ -107,3 +107,21 @@ def test_score_prints_a_table_without_json(tmp_path: Path) -> None:
     lines = [line for line in done.stdout.splitlines() if "accuracy" in line]
     assert lines and "0.500" in lines[0] and "│ 2 │" in lines[0]
     assert f"2 scored · {as_json['unparsed']} unparsed" in done.stdout
+
+
+def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
+    def listed(kind: str) -> list[dict[str, object]]:
+        done = ebmeval("list", kind, "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        rows: list[dict[str, object]] = json.loads(done.stdout)
+        return rows
+
+    scorers = {row["scorer"] for row in listed("scorers")}
+    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality"} <= scorers
+    workflows = {(row["workflow"], row["option"]) for row in listed("workflows")}
+    assert {("direct", "strategy"), ("cot-refine", "strategy"), ("golden-rag", "workflow")} <= workflows
+    templates = {row["template"]: row for row in listed("templates")}
+    assert any(t.startswith("question@v") for t in templates)
+    assert {row["family"] for row in templates.values()} == {"workflow", "judge"}
+    shown = ebmeval("list", "scorers", cwd=tmp_path)
+    assert shown.returncode == 0 and "triplet-f1" in shown.stdout
