@@ -26,7 +26,8 @@ from ebmeval.workflows import qa_workflow
 @task("mine/two-questions")
 def two_questions(target: str = "A") -> Task:
     """Two questions of my own."""
-    samples = [Sample(id=f"q{i}", input=f"Question {i}?", target=target, choices={"A": "yes", "B": "no"}) for i in (1, 2)]
+    choices = {"A": "yes", "B": "no"}
+    samples = [Sample(id=f"q{i}", input=f"Question {i}?", target=target, choices=choices) for i in (1, 2)]
     return Task(name="mine/two-questions", dataset=samples, workflow=qa_workflow(), scorers=[accuracy()],
                 parser=choice_parser())
 '''
