@@ -1,0 +1,35 @@
+"""Every test runs away from the user's files: its own response cache, negation store and default run store.
+
+Only the local model files are shared: they are large (the default model is 1.1 GB, assembled
+once), so each test's cache directory links ``models/`` to the real one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ebmeval.models import default_cache_dir
+
+_USER_CACHE_ENV = os.environ.get("EBMEVAL_CACHE_DIR")
+_USER_MODELS = default_cache_dir() / "models"
+"""Where the assembled model files are, read before any test changes the environment."""
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Point ``EBMEVAL_CACHE_DIR`` at a fresh folder and run the test from ``tmp_path`` (default store there).
+
+    A narrower fixture that already set its own cache directory (tests/models) is left alone.
+    """
+    monkeypatch.chdir(tmp_path)
+    if os.environ.get("EBMEVAL_CACHE_DIR") == _USER_CACHE_ENV:
+        cache = tmp_path / "ebmeval-cache"
+        cache.mkdir()
+        _USER_MODELS.mkdir(parents=True, exist_ok=True)
+        (cache / "models").symlink_to(_USER_MODELS, target_is_directory=True)
+        monkeypatch.setenv("EBMEVAL_CACHE_DIR", str(cache))
+    yield
