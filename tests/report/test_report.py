@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -203,3 +204,22 @@ def test_long_list_options_are_shortened_in_labels_but_stay_distinct() -> None:
     many = [f"m3-{i}" for i in range(5)]
     assert _short(many).startswith("[m3-0, … 5 values #") and _short(many) != _short([*many[:4], "m3-9"])
     assert _short(["a", "b"]) == "['a', 'b']" and _short(10) == "10"
+
+
+def test_report_csv_holds_numbers_not_formatted_text(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    data = collect(store, [a, b])
+    files = write_report(data, tmp_path / "report")
+    (metrics_csv,) = [p for p in files.csv if p.name.startswith("metrics")]
+    rows = list(csv.DictReader(metrics_csv.open()))
+    summary = data.summaries[a]
+    (accuracy,) = [m for m in summary.metrics if m.metric == "accuracy" and m.group is None]
+    (row,) = [r for r in rows if r["run"] == data.labels[a]]
+    assert float(row["value"]) == accuracy.value
+    assert (float(row["95% CI low"]), float(row["95% CI high"])) == accuracy.ci
+    assert int(row["tokens in"]) == summary.usage.input_tokens and row["cost"] == ""  # no price: missing
+    (contrasts_csv,) = [p for p in files.csv if p.name.startswith("paired")]
+    (contrast,) = data.contrasts
+    (row,) = list(csv.DictReader(contrasts_csv.open()))
+    assert float(row["p"]) == contrast.pvalue  # the number itself; text tables round it (or show <0.001)
+    assert f"| {contrast.pvalue:.3f} |" in files.markdown.read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -14,11 +15,13 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table as RichTable
 
 from ..runner import Progress as RunProgress
 from ..runner import RunSummary
 from ..tables import Column, Table
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
 
 console = Console(stderr=True)
 """Progress and messages go to stderr so stdout carries only results (``--json``)."""
