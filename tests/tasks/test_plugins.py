@@ -59,10 +59,12 @@ def test_task_defined_in_a_user_file_runs_from_the_cli(tmp_path: Path) -> None:
         ("absent.py@mine/two-questions", "no task file 'absent.py'"),
         ("my_tasks.py@mine/three-questions", "defines no task 'mine/three-questions' (tasks it defines: mine/two"),
         ("my_tasks.py@", "name the task after '@'"),
+        ("taken.py@pubmedqa", "importing 'taken.py' failed: ValueError: task 'pubmedqa' is registered twice"),
     ],
 )
 def test_task_file_mistakes_are_usage_errors(tmp_path: Path, spec: str, message: str) -> None:
     (tmp_path / "my_tasks.py").write_text(USER_TASK)
+    (tmp_path / "taken.py").write_text(USER_TASK.replace("mine/two-questions", "pubmedqa"))
     done = ebmeval_cli("run", "--task", spec, "--model", "baseline/first-option", cwd=tmp_path)
     assert done.returncode == 2 and message in " ".join(done.stderr.split()) and "Traceback" not in done.stderr
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .._util.errors import ConfigError
 from .._util.hashing import stable_hash
+from .._util.plugins import ensure_plugins
 
 
 def task_file(spec: str) -> str:
@@ -32,6 +33,8 @@ def task_file(spec: str) -> str:
         raise ConfigError("task", f"name the task after '@': {path_text}@NAME")
     module_name = f"_ebmeval_task_file_{stable_hash(str(path), 12)}"
     if module_name not in sys.modules:
+        for kind in ("tasks", "scorers"):  # first, so a name the file takes twice fails here, not later
+            ensure_plugins(kind)
         loader = importlib.util.spec_from_file_location(module_name, path)
         if loader is None or loader.loader is None:
             raise ConfigError("task", f"cannot import {path_text!r} as Python")
