@@ -6,7 +6,6 @@ once), so each test's cache directory links ``models/`` to the real one.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,19 +13,19 @@ import pytest
 
 from ebmeval.models import default_cache_dir
 
-_USER_CACHE_ENV = os.environ.get("EBMEVAL_CACHE_DIR")
 _USER_MODELS = default_cache_dir() / "models"
 """Where the assembled model files are, read before any test changes the environment."""
 
 
 @pytest.fixture(autouse=True)
-def _isolated_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Point ``EBMEVAL_CACHE_DIR`` at a fresh folder and run the test from ``tmp_path`` (default store there).
 
-    A narrower fixture that already set its own cache directory (tests/models) is left alone.
+    The tests of ``tests/models`` keep the cache of their own session fixture (``_isolated_cache``),
+    which holds the model files they assemble and hash.
     """
     monkeypatch.chdir(tmp_path)
-    if os.environ.get("EBMEVAL_CACHE_DIR") == _USER_CACHE_ENV:
+    if "_isolated_cache" not in request.fixturenames:
         cache = tmp_path / "ebmeval-cache"
         cache.mkdir()
         _USER_MODELS.mkdir(parents=True, exist_ok=True)
