@@ -1,7 +1,7 @@
 """Every test runs away from the user's files: its own response cache, negation store and default run store.
 
-Only the local model files are shared: they are large (the default model is 1.1 GB, assembled
-once), so each test's cache directory links ``models/`` to the real one.
+Only what is large and built once is shared: each test's cache directory links ``models/`` (the
+default model is 1.1 GB, assembled once) and ``engines/`` (a llama.cpp build) to the real ones.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ import pytest
 
 from ebmeval.models import default_cache_dir
 
-_USER_MODELS = default_cache_dir() / "models"
-"""Where the assembled model files are, read before any test changes the environment."""
+_USER_CACHE = default_cache_dir()
+"""The real cache directory, read before any test changes the environment."""
+_USER_MODELS = _USER_CACHE / "models"
+SHARED = ("models", "engines")
+"""Cache subfolders every test sees in place: large files built once."""
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +31,8 @@ def _isolated_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch:
     if "_isolated_cache" not in request.fixturenames:
         cache = tmp_path / "ebmeval-cache"
         cache.mkdir()
-        _USER_MODELS.mkdir(parents=True, exist_ok=True)
-        (cache / "models").symlink_to(_USER_MODELS, target_is_directory=True)
+        for name in SHARED:
+            (_USER_CACHE / name).mkdir(parents=True, exist_ok=True)
+            (cache / name).symlink_to(_USER_CACHE / name, target_is_directory=True)
         monkeypatch.setenv("EBMEVAL_CACHE_DIR", str(cache))
     yield
