@@ -68,11 +68,11 @@ def test_run_stores_rationale_answer_and_verdicts(tmp_path: Path) -> None:
     assert generation.answer.value == "A"
     steps = dict(store.steps(run_id, "3"))
     assert steps["judge/steps-with-reference/verdicts"]["supported"] == 3
-    scores = {name: score for sample, _e, name, score in store.scores(run_id) if sample == "3"}
+    scores = {name.split("[")[0]: score for sample, _e, name, score in store.scores(run_id) if sample == "3"}
     assert scores["judge/steps-with-reference"].values["steps_supported"] == pytest.approx(0.75)
     assert scores["judge/steps-with-reference-single"].values["steps_supported"] == pytest.approx(0.75)
     assert scores["judge/steps-without-reference"].values["steps_covered"] == pytest.approx(0.5)
-    five = {name: score for sample, _e, name, score in store.scores(run_id) if sample == "5"}
+    five = {name.split("[")[0]: score for sample, _e, name, score in store.scores(run_id) if sample == "5"}
     assert five["judge/steps-with-reference"].values["steps_supported"] is None
     store.close()
 

@@ -49,7 +49,8 @@ def make_store(path: Path) -> list[str]:
             store.put_generation(run_id, sample, gen)
             if i < 6:
                 judge = HUMAN[(sample.id, model)] + (0.5 if i % 2 else -0.5)
-                store.put_score(run_id, sample.id, 0, "judge", Score(values={"rubric": judge}))
+                judged = store.register_score_set(run_id, {"name": "judge"}, "judge")
+                store.put_score(run_id, sample.id, 0, judged.id, Score(values={"rubric": judge}))
         runs.append(run_id)
     store.close()
     return runs

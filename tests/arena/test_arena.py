@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import ConfigError, ModelError, UsageError
-from ebmeval.arena import AXES, ArenaSteps, parse_pairwise, render_pairwise, run_arena
+from ebmeval.arena import AXES, parse_pairwise, render_pairwise, run_arena
 from ebmeval.benchmarks import lfqa
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
+from ebmeval.store import RunStore
 from ebmeval.tasks import create_task
 
 N = 6
@@ -133,11 +134,9 @@ def test_interrupted_arena_resumes_without_repeating_judge_calls(two_systems: tu
 
     with pytest.raises(ModelError):
         run_arena(store, [one, two], judge=Model(ScriptedModel(flaky)), concurrency=1)
-    steps = ArenaSteps(store)
     db = sqlite3.connect(store)
     (arena_id,) = db.execute("SELECT DISTINCT arena_id FROM arena_steps").fetchone()
-    assert steps.count(arena_id) == 5
-    steps.close()
+    assert RunStore(store).count_arena_steps(arena_id) == 5
     resumed = ScriptedModel(_content_judge)
     result = run_arena(store, [one, two], judge=Model(resumed), concurrency=1)
     assert len(resumed.requests) == 2 * N - 5 and result.arena_id == arena_id

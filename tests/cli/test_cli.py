@@ -125,3 +125,25 @@ def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
     assert {row["family"] for row in templates.values()} == {"workflow", "judge"}
     shown = ebmeval("list", "scorers", cwd=tmp_path)
     assert shown.returncode == 0 and "triplet-f1" in shown.stdout
+
+
+def test_describe_prints_each_option_with_type_default_and_allowed_values(tmp_path: Path) -> None:
+    done = ebmeval("describe", "caremedeval", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    options = {row["option"]: row for row in json.loads(done.stdout)}
+    assert options["context"]["type"] == "'full' | 'abstract' | 'none'" and options["context"]["default"] == "full"
+    assert options["system_prompt"]["type"] == "str | None"
+    assert "role prompt" in options["system_prompt"]["about"]
+
+
+def test_option_values_keep_their_declared_type(tmp_path: Path) -> None:
+    bad = ebmeval("run", "--task", "pubmedqa", "--model", "scripted:A", "--task-arg", "strategy=[x", cwd=tmp_path)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "task_args.strategy" in bad.stderr and "'direct' | 'cot' | 'cot-refine'" in bad.stderr
+    args = ["run", "--task", "pubmedqa", "--model", "scripted:A", "--limit", "1", "--json"]
+    plain = json.loads(ebmeval(*args, cwd=tmp_path).stdout)
+    prompted = ebmeval(*args, "--task-arg", "system_prompt=# Role: a careful reader", cwd=tmp_path)
+    assert prompted.returncode == 0, prompted.stderr
+    assert json.loads(prompted.stdout)["run_id"] != plain["run_id"]  # a prompt starting with '#' is not "no prompt"
+    shown = json.loads(ebmeval("show", json.loads(prompted.stdout)["run_id"], "--json", cwd=tmp_path).stdout)
+    assert shown["config"]["task_args"]["system_prompt"] == "# Role: a careful reader"

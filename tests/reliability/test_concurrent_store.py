@@ -25,13 +25,14 @@ WRITER = textwrap.dedent(
     store = RunStore(path)
     store.begin_run(run_id=run_id, config_hash=run_id, config={}, task="t", model="m", seed=0, provenance={})
     store.acquire(run_id)
+    exact = store.register_score_set(run_id, {"name": "exact"}, "exact")
     while not go.exists():
         time.sleep(0.005)
     for i in range(300):
         sample = Sample(id=f"s{i}", input="q", target="A")
         generation = Generation(sample_id=sample.id, epoch=0, output="A", answer=ParsedAnswer(value="A", method="x"))
         store.put_generation(run_id, sample, generation)
-        store.put_score(run_id, sample.id, 0, "exact", Score(values={"accuracy": 1.0}))
+        store.put_score(run_id, sample.id, 0, exact.id, Score(values={"accuracy": 1.0}))
         if i % 10 == 0:
             time.sleep(0.001)  # yield the write lock now and then, as a real run does between samples
     store.set_status(run_id, "complete")

@@ -152,8 +152,9 @@ def test_judge_versus_human_section(tmp_path: Path) -> None:
     store, a, _b = two_runs(tmp_path)
     judge = [0.0, 1.0, 2.0, 4.0, 5.0, 3.0]
     human = {"ann1": [0.0, 2.0, 2.0, 4.0, 5.0, 2.0], "ann2": [1.0, 1.0, 3.0, 5.0, 4.0, 3.0]}
+    judged = store.register_score_set(a, {"name": "judge/rubric"}, "judge/rubric")
     for i, value in enumerate(judge):
-        store.put_score(a, f"q{i}", 0, "judge/rubric", Score(values={"score": value}))
+        store.put_score(a, f"q{i}", 0, judged.id, Score(values={"score": value}))
         for annotator, values in human.items():
             store._write(
                 "INSERT INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field, value, raw,"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import ConfigError
-from ebmeval.runner import RunConfig, config_from_flags, load_config
+from ebmeval.runner import config_from_flags, load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -48,11 +48,3 @@ def test_flags_validate_like_files() -> None:
     with pytest.raises(ConfigError, match="field 'limit'"):
         config_from_flags(task="pubmedqa", limit=0)
     assert config_from_flags(task="pubmedqa", limit=None).limit is None
-
-
-def test_identity_ignores_run_mechanics() -> None:
-    a = RunConfig(task="t", limit=5, concurrency=2, store="a.sqlite", cache=False)
-    b = RunConfig(task="t")
-    assert a.identity({}, "1") == b.identity({}, "1")
-    assert RunConfig(task="t", seed=1).identity({}, "1") != b.identity({}, "1")
-    assert b.identity({}, "2") != b.identity({}, "1")

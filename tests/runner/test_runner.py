@@ -91,7 +91,8 @@ def test_unparsed_outputs_are_kept_and_counted(tmp_path: Path) -> None:
     assert store.count_generations(result.run.run_id) == (4, 4)
     sample, generation = store.get_generation(result.run.run_id, "q1")
     assert generation.output == "no idea" and not generation.answer.parsed
-    assert [m for m in summarize(store, result.run.run_id).metrics if m.metric == "accuracy"] == []
+    (accuracy,) = [m for m in summarize(store, result.run.run_id).metrics if m.metric == "accuracy"]
+    assert (accuracy.value, accuracy.n, accuracy.missing) == (None, 0, 4)  # shown, with every sample missing
 
 
 def test_a_run_written_by_a_live_process_is_refused(tmp_path: Path) -> None:

@@ -50,8 +50,10 @@ def test_task_options_are_checked() -> None:
         create_task("synthesis", min_feasibility=3)
     task = create_task("synthesis", source="medmeta", workflow="parametric-cot", text_metrics=False)
     assert len(task.dataset) == 20 and set(task.roles) == {"judge", "evaluator"}
-    negated = create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "judge2", "local:smollm2"])
-    assert set(negated.roles) == {"judge", "judge2", "negator"}
+    with pytest.raises(ConfigError, match="panel judges are roles"):
+        create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "local:smollm2"])
+    negated = create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "judge2", "judge3"])
+    assert set(negated.roles) == {"judge", "judge2", "judge3", "negator"}
     assert [s.name for s in negated.scorers] == [
         "judge/rubric-0-5",
         "judge/rubric-panel",

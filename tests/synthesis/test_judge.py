@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ebmeval._util.errors import ConfigError
+from ebmeval._util.errors import ConfigError, UsageError
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.synthesis import RubricJudge, RubricPanel, parse_questions, parse_score, water_fill
 from ebmeval.synthesis._prompts import RUBRIC_RETRY_SCHEMA
@@ -78,10 +78,10 @@ async def test_panel_keeps_each_judge_and_averages_the_parsed_ones() -> None:
     assert "judge/rubric-panel/judge2/retry" in ctx.steps
 
 
-async def test_panel_builds_judges_named_by_spec() -> None:
+async def test_panel_judges_come_from_roles_only() -> None:
     ctx = context(scripted())
-    score = await RubricPanel(["judge", "scripted:Overall: 1"])(SAMPLE, GENERATION, ctx)
-    assert score.values["rubric/scripted:Overall: 1"] == 1.0 and score.values["rubric_mean"] == 2.5
+    with pytest.raises(UsageError, match="--role scripted:Overall: 1=SPEC"):
+        await RubricPanel(["judge", "scripted:Overall: 1"])(SAMPLE, GENERATION, ctx)
 
 
 def test_panel_needs_two_judges() -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._util.errors import ConfigError, DataError, UsageError
 from ..models import Model
-from ..runner import rescore
+from ..runner import register_scorers, rescore
 from ..scorers.judges import (
     PROMPT_VARIANTS,
     StepsWithoutReference,
@@ -144,7 +144,7 @@ def sweep(
     rows = []
     for strategy, judge, prompt in plan:
         scorer = _judge_scorer(strategy, prompt, judge)
-        before = _count_scored(store_path, run_id, scorer.name)
+        before, score_set = _count_scored(store_path, run_id, scorer, judges[judge])
         started = time.perf_counter()
         rescore(store_path, run_id, [scorer], {"judge": judges[judge]}, concurrency=concurrency)
         wall = time.perf_counter() - started
@@ -152,8 +152,8 @@ def sweep(
         try:
             metric = _METRIC[strategy]
             full_id = store.get_run(run_id).run_id
-            values, missing = metric_values(store, full_id, scorer.name, metric)
-            scored = len(store.scored(full_id, scorer.name)) - before
+            values, missing = metric_values(store, full_id, score_set, metric)
+            scored = len(store.scored(full_id, score_set)) - before
         finally:
             store.close()
         mean, ci = _summarize(list(values.values()), seed, n_resamples)
@@ -175,10 +175,13 @@ def sweep(
     return rows
 
 
-def _count_scored(store_path: str, run_id: str, scorer: str) -> int:
+def _count_scored(store_path: str, run_id: str, scorer: Scorer, judge: Model) -> tuple[int, str]:
+    """How many samples the score set of ``scorer`` judged by ``judge`` has scored, and its id."""
     store = RunStore(store_path)
     try:
-        return len(store.scored(store.get_run(run_id).run_id, scorer))
+        full_id = store.get_run(run_id).run_id
+        (score_set,) = register_scorers(store, full_id, [scorer], {"judge": judge})
+        return len(store.scored(full_id, score_set.id)), score_set.id
     finally:
         store.close()
 

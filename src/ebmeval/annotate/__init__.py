@@ -9,7 +9,7 @@ from ..report._human import AgreementReport, agreement_report
 from . import _require  # noqa: F401  (raises MissingDependencyError without the web extra)
 from ._answers import FieldAgreement, Rating, agreement, save_answer, study_ratings
 from ._design import PlannedTask, latin_square_plan
-from ._export import HUMAN_SCORES_SCHEMA, export, import_scores, serve
+from ._export import export, import_scores, serve
 from ._forms import DEFAULT_CHECKLIST, FORMS, RUBRIC_ANCHORS, Form, FormField, build_form
 from ._models import database_url, make_engine
 from ._study import StudyInvitations, create_study, items_from_file, items_from_runs, read_calibration
@@ -17,7 +17,6 @@ from ._study import StudyInvitations, create_study, items_from_file, items_from_
 __all__ = [
     "DEFAULT_CHECKLIST",
     "FORMS",
-    "HUMAN_SCORES_SCHEMA",
     "RUBRIC_ANCHORS",
     "AgreementReport",
     "FieldAgreement",

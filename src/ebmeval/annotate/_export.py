@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -11,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, MissingDependencyError, UsageError
-from ..store._schema import HUMAN_SCORES_SCHEMA as HUMAN_SCORES_SCHEMA
+from ..store import RunStore
 from ._answers import Rating, study_ratings
 from ._models import Study, make_engine
 
@@ -76,7 +74,6 @@ def import_scores(db: str, study: str, store_path: str | Path) -> int:
     store_path = Path(store_path)
     if not store_path.exists():
         raise UsageError(f"no run store at {store_path}")
-    now = datetime.now(UTC).isoformat(timespec="milliseconds")
     records = [
         (
             runs[r.system],
@@ -90,22 +87,15 @@ def import_scores(db: str, study: str, store_path: str | Path) -> int:
             r.raw,
             r.opponent or "",
             r.answered_at,
-            now,
         )
         for r in ratings
         if runs.get(r.system) is not None
     ]
-    db_conn = sqlite3.connect(store_path, timeout=30)
+    store = RunStore(store_path)
     try:
-        with db_conn:
-            db_conn.executescript(HUMAN_SCORES_SCHEMA)
-            db_conn.executemany(
-                "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field, value,"
-                " raw, opponent, answered_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                records,
-            )
+        store.put_human_scores(records)
     finally:
-        db_conn.close()
+        store.close()
     return len(records)
 
 

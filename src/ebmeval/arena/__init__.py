@@ -10,17 +10,13 @@ from ._arena import (
     run_arena,
 )
 from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise
-from ._memo import ARENA_SCHEMA, ArenaMemo, ArenaSteps
 
 __all__ = [
-    "ARENA_SCHEMA",
     "AXES",
     "JUDGE_MAX_TOKENS",
     "PAIRWISE",
     "STRICT",
-    "ArenaMemo",
     "ArenaResult",
-    "ArenaSteps",
     "AxisResult",
     "Comparison",
     "LengthBias",

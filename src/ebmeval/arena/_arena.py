@@ -34,14 +34,13 @@ import numpy as np
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
+from ..judges import ask
 from ..models import GenerateConfig, Model
-from ..scorers.judges import ask
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
 from ..tasks import Sample, SampleContext
 from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise, verdict_form
-from ._memo import ArenaSteps
 
 JUDGE_MAX_TOKENS = 96
 """Reply budget of one pairwise judgement (one short line per axis)."""
@@ -347,7 +346,7 @@ def _answers(store: RunStore, run: RunRecord) -> dict[str, tuple[Sample, str]]:
 
 
 async def _judge_pair(
-    steps: ArenaSteps,
+    store: RunStore,
     arena_id: str,
     judge: Model,
     sample: Sample,
@@ -356,7 +355,7 @@ async def _judge_pair(
     config: GenerateConfig,
 ) -> Comparison:
     (run_a, text_a), (run_b, text_b) = answers
-    ctx = SampleContext({"judge": judge}, steps.memo(arena_id, f"{sample.id}|{run_a}|{run_b}"))
+    ctx = SampleContext({"judge": judge}, store.arena_memo(arena_id, f"{sample.id}|{run_a}|{run_b}"))
     strict = STRICT.render(form=verdict_form(axes))
 
     def parse(text: str) -> dict[str, Verdict] | None:
@@ -405,13 +404,15 @@ async def arun_arena(
             raise UsageError(f"the runs answer different tasks ({', '.join(sorted(tasks))}); compare runs of one task")
         by_run = {r.run_id: _answers(store, r) for r in runs}
         systems = {r.run_id: _label(r) for r in runs}
-    finally:
+    except BaseException:
         store.close()
+        raise
     # Pairs and question order follow the sorted run ids, so the comparison keys of the stored judge
     # steps do not depend on the order in which the runs were named.
     ordered = sorted(ids)
     common = [s for s in by_run[ordered[0]] if all(s in by_run[r] for r in ordered[1:])]
     if not common:
+        store.close()
         raise UsageError("no question has a parsed answer in every run")
     common = common[:limit] if limit is not None else common
     arena_id = stable_hash(
@@ -425,21 +426,20 @@ async def arun_arena(
         16,
     )
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    steps = ArenaSteps(store_path)
     gate = asyncio.Semaphore(concurrency)
 
     async def one(sample_id: str, a: str, b: str) -> Comparison:
         async with gate:
             sample = by_run[a][sample_id][0]
             pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
-            return await _judge_pair(steps, arena_id, judge, sample, pair, axes, config)
+            return await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
 
     try:
         comparisons = list(
             await asyncio.gather(*(one(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)))
         )
     finally:
-        steps.close()
+        store.close()
     result = ArenaResult(arena_id, systems, len(common), comparisons, judge=judge.name)
     for axis in axes:
         result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)

@@ -6,8 +6,8 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from ..scorers.judges._parse import _clean, _json_object
-from ..workflows._templates import PromptTemplate
+from ..judges import clean, json_in_text
+from ..prompts import PromptTemplate
 
 Verdict = Literal["A", "B", "tie"]
 
@@ -84,8 +84,8 @@ def parse_pairwise(text: str, axes: Sequence[str]) -> dict[str, Verdict] | None:
     wins). ``equal``, ``both``, ``neither`` and ``same`` read as a tie. The form's placeholder
     ``<A, B or tie>`` copied unchanged is no verdict. Thinking traces and Markdown emphasis are ignored.
     """
-    cleaned = _PLACEHOLDER.sub("", _clean(text))  # a copied form line states no verdict
-    found = _json_object(cleaned)
+    cleaned = _PLACEHOLDER.sub("", clean(text))  # a copied form line states no verdict
+    found = json_in_text(cleaned)
     if isinstance(found, dict):
         lowered = {str(k).strip().lower(): v for k, v in found.items()}
         verdicts = {axis: _word(lowered.get(axis)) for axis in axes}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from .._util.hashing import stable_hash
 from ..scorers import Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task, Workflow
 from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
@@ -35,8 +36,9 @@ def mcq_task(
 
     With ``retrieval`` (the folder of an index built by ``ebmeval index build``) each
     question is answered over its top ``k`` documents, queried by the question (or question
-    and options); ``oracle`` answers over the sample's own gold documents instead. The
-    index's corpus hash joins the task version.
+    and options); ``oracle`` answers over the sample's own gold documents instead. A hash of
+    the index's identity (retriever, its parameters and encoders, the corpus hash) joins the
+    task version, so answers over another index are another run.
     """
     workflow = qa_workflow(
         strategy,
@@ -56,7 +58,14 @@ def mcq_task(
             from ..rag.index import read_manifest
 
             retriever = load_index(retrieval)
-            version += f".{read_manifest(retrieval).corpus.hash[:12]}"
+            manifest = read_manifest(retrieval)
+            identity = {
+                "retriever": manifest.retriever,
+                "params": manifest.params,
+                "encoders": [e.model_dump() for e in manifest.encoders],
+                "corpus": manifest.corpus.hash,
+            }
+            version += f".{stable_hash(identity, 12)}"
         answering = RetrievalAugmented(workflow, retriever, k=k, query=query, oracle=oracle, index=retrieval or "")
     return Task(
         name=name,

@@ -14,11 +14,11 @@ import re
 from typing import Any
 
 from ..models import ChatMessage, GenerateConfig, user
+from ..prompts import PromptTemplate, templates
 from ..scorers._extract import strip_reasoning
 from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
 from ..scorers.text import bertscore_scorer, bleu_scorer, meteor_scorer, require_metrics, rouge_l
 from ..tasks import ParsedAnswer, Sample, SampleContext, Scorer, Task, WorkflowResult, task
-from ..workflows import PromptTemplate, templates
 from ._data import read_records, require
 
 DATA = "medthink_reasoning.jsonl.gz"

@@ -184,7 +184,7 @@ def synthesis(
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
         min_feasibility: keep only items rated at least this in ``feasibility_ratings``.
         negation_store: SQLite file of negations (default: next to the response cache).
-        panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` … or model specs.
+        panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
     """
     if workflow not in WORKFLOWS:
@@ -239,8 +239,13 @@ def synthesis(
         roles.append("judge")
         scorers.append(RubricJudge("judge"))
         if panel:
+            strangers = [j for j in panel if not _JUDGE_ROLE.match(j)]
+            if strangers:
+                raise ConfigError(
+                    "panel", f"panel judges are roles judge, judge2 …, each given a model with --role; not {strangers}"
+                )
             scorers.append(RubricPanel(panel))
-            roles += [j for j in panel if _JUDGE_ROLE.match(j) and j not in roles]
+            roles += [j for j in panel if j not in roles]
         if text_metrics:
             scorers += _text_scorers()
         if workflow == "standard-rag":

@@ -24,18 +24,41 @@ __all__ = ["JsonOption", "StoreOption", "app", "console", "key_values", "resume_
 
 
 def key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
-    """``["k=v", …]`` → ``{k: yaml(v)}``, so numbers and booleans keep their types."""
-    import yaml
+    """``["k=v", …]`` → ``{k: OptionText(v)}``: each value is read later by the option's declared type.
 
+    Only the first ``=`` separates, so ``system_prompt=a=b`` is the text ``a=b``.
+    """
     from .._util.errors import ConfigError
+    from .._util.options import OptionText
 
     parsed: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(flag, f"expected KEY=VALUE, got {item!r}")
-        parsed[key] = yaml.safe_load(value) if value else ""
+        parsed[key] = OptionText(value)
     return parsed
+
+
+def role_models(roles: list[str] | None, role_args: list[str] | None) -> dict[str, dict[str, Any]]:
+    """``--role judge=SPEC`` and ``--role-arg judge:timeout=60`` → ``{judge: {model: SPEC, args: {…}}}``.
+
+    A spec is taken as written (it is never parsed as YAML: ``scripted:Overall: 4`` is a spec).
+    """
+    from .._util.errors import ConfigError
+
+    found: dict[str, dict[str, Any]] = {}
+    for item in roles or []:
+        role, sep, spec = item.partition("=")
+        if not sep or not role or not spec:
+            raise ConfigError("--role", f"expected ROLE=SPEC, got {item!r}")
+        found[role] = {"model": spec, "args": {}}
+    for item in role_args or []:
+        role, sep, rest = item.partition(":")
+        if not sep or role not in found:
+            raise ConfigError("--role-arg", f"expected ROLE:KEY=VALUE for a role given by --role, got {item!r}")
+        found[role]["args"].update(key_values([rest], "--role-arg"))
+    return found
 
 
 def resume_command(argv: list[str]) -> str:

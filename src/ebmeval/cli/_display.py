@@ -99,9 +99,11 @@ def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
             continue
         group = [m.group or "all"] if by is not None else []
         table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing)
+    truncated = f"{summary.truncated} truncated ({summary.truncated_unparsed} unparsed) · " if summary.truncated else ""
     table.notes.append(
-        f"{summary.generations} answered · {summary.unparsed} unparsed · {summary.failing} failing · "
+        f"{summary.generations} answered · {summary.unparsed} unparsed · {truncated}{summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "
         f"{summary.mean_latency:.2f} s/sample · status {run.status}"
     )
+    table.notes += [f"note: {note}" for note in summary.notes]
     return table

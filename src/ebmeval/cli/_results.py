@@ -51,9 +51,18 @@ def list_(
     else:
         from ..store import RunStore
 
+        records = RunStore(store).list_runs()
+        options = _distinguishing_options(records)
         rows = [
-            {"run_id": r.run_id, "task": r.task, "model": r.model, "status": r.status, "created": r.created_at}
-            for r in RunStore(store).list_runs()
+            {
+                "run_id": r.run_id,
+                "task": r.task,
+                "model": r.model,
+                "options": options[r.run_id],
+                "status": r.status,
+                "created": r.created_at,
+            }
+            for r in records
         ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
@@ -274,3 +283,28 @@ def compare(
     from rich.console import Console
 
     Console().print(data.contrast_table().rich())
+
+
+def _distinguishing_options(records: list[Any]) -> dict[str, str]:
+    """Per run, the options whose values differ between the runs of its task (``k=5 seed=1``)."""
+    from collections import defaultdict
+
+    def flat(record: Any) -> dict[str, str]:
+        config = record.config
+        fields = {f"{k}": v for k, v in (config.get("task_args") or {}).items()}
+        fields.update({f"generate.{k}": v for k, v in (config.get("generate") or {}).items() if v is not None})
+        fields.update({f"role.{k}": v.get("model") for k, v in (config.get("roles") or {}).items()})
+        fields.update({k: config.get(k) for k in ("seed", "epochs", "shuffle")})
+        return {k: json.dumps(v, default=str) if not isinstance(v, str) else v for k, v in fields.items()}
+
+    by_task: dict[str, list[Any]] = defaultdict(list)
+    for record in records:
+        by_task[record.task].append(record)
+    shown: dict[str, str] = {}
+    for group in by_task.values():
+        values = {r.run_id: flat(r) for r in group}
+        keys = sorted({k for v in values.values() for k in v})
+        differing = [k for k in keys if len({v.get(k) for v in values.values()}) > 1]
+        for run_id, fields in values.items():
+            shown[run_id] = " ".join(f"{k}={fields.get(k, '—')}" for k in differing)
+    return shown

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, StoreOption, app, console, key_values, resume_command
+from ._common import JsonOption, StoreOption, app, console, key_values, resume_command, role_models
 
 
 @app.command()
@@ -26,6 +26,9 @@ def run(
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")] = None,
     role: Annotated[
         list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
+    ] = None,
+    role_arg: Annotated[
+        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
     no_shuffle: Annotated[
@@ -59,7 +62,7 @@ def run(
     if model_arg:
         flags["model_args"] = key_values(model_arg, "--model-arg")
     if role:
-        flags["roles"] = {k: str(v) for k, v in key_values(role, "--role").items()}
+        flags["roles"] = role_models(role, role_arg)
     generate = {k: v for k, v in {"temperature": temperature, "max_tokens": max_tokens}.items() if v is not None}
     if generate:
         flags["generate"] = generate
@@ -82,7 +85,8 @@ def run(
     from ..runner import summarize
     from ..store import RunStore
 
-    summary = summarize(RunStore(cfg.store), result.run.run_id, by=by)
+    subset = result.sample_ids if cfg.limit is not None else None
+    summary = summarize(RunStore(cfg.store), result.run.run_id, by=by, samples=subset)
     if as_json:
         payload = summary.as_dict()
         payload["invocation"] = {
@@ -116,14 +120,24 @@ def run(
 def rescore(
     run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
     scorer: Annotated[list[str], typer.Option("--scorer", help="Registered scorer name (repeatable).")],
-    scorer_arg: Annotated[list[str] | None, typer.Option("--scorer-arg", help="Scorer option KEY=VALUE.")] = None,
+    scorer_arg: Annotated[
+        list[str] | None,
+        typer.Option("--scorer-arg", help="Scorer option KEY=VALUE, or SCORER:KEY=VALUE with several --scorer."),
+    ] = None,
     role: Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=local).")] = None,
+    role_arg: Annotated[
+        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Samples scored at once.")] = 4,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
 ) -> None:
-    """Score a stored run with more scorers (e.g. judges) without generating again."""
+    """Score a stored run with more scorers (e.g. judges) without generating again.
+
+    A scorer with another judge, prompt or option than before adds a new score set beside the
+    old ones; the same scorer again only scores what it has not scored yet.
+    """
     from ..models import ResponseCache, get_model
     from ..runner import rescore as rescore_run
     from ..runner import summarize
@@ -131,13 +145,15 @@ def rescore(
     from ..tasks import create_scorer
     from ._display import ProgressBar, summary_table
 
-    options = key_values(scorer_arg, "--scorer-arg")
-    built = [create_scorer(name, **options) for name in scorer]
+    options = _scorer_options(scorer, scorer_arg)
+    built = [create_scorer(name, **options[name]) for name in scorer]
     cache = None if no_cache else ResponseCache()
-    specs = {k: str(v) for k, v in key_values(role, "--role").items()}
     record = RunStore(store).get_run(run_id)
-    specs.setdefault("judge", record.config.get("model", "local"))
-    models = {name: get_model(spec, cache=cache) for name, spec in specs.items()}
+    roles = role_models(role, role_arg)
+    # the judge defaults to the model under evaluation, with its provider options
+    own = {"model": record.config.get("model", "local"), "args": record.config.get("model_args", {})}
+    roles.setdefault("judge", own)
+    models = {name: get_model(r["model"], cache=cache, **r["args"]) for name, r in roles.items()}
     with ProgressBar(f"rescore {record.run_id}") as bar:
         progress = rescore_run(store, record.run_id, built, models, concurrency=concurrency, on_progress=bar.update)
     summary = summarize(RunStore(store), record.run_id)
@@ -147,11 +163,29 @@ def rescore(
         from rich.console import Console
 
         Console().print(summary_table(summary))
+    if progress.resumed == progress.total and progress.total:
+        console.print("nothing to score: these scorers, with these judges and options, scored every sample already")
     if progress.errors:
         console.print(
             f"[red]{progress.errors} samples failed to score[/] (see `ebmeval show {record.run_id} --errors`)"
         )
         raise typer.Exit(1)
+
+
+def _scorer_options(scorers: list[str], items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """Each scorer's options: ``KEY=VALUE`` with one ``--scorer``, ``SCORER:KEY=VALUE`` with several."""
+    from .._util.errors import ConfigError
+
+    options: dict[str, dict[str, Any]] = {name: {} for name in scorers}
+    for item in items or []:
+        name, sep, rest = item.partition(":")
+        if sep and name in options:
+            options[name].update(key_values([rest], "--scorer-arg"))
+        elif len(scorers) == 1:
+            options[scorers[0]].update(key_values([item], "--scorer-arg"))
+        else:
+            raise ConfigError("--scorer-arg", f"with several --scorer, name the scorer: SCORER:KEY=VALUE, got {item!r}")
+    return options
 
 
 @app.command()
@@ -204,3 +238,38 @@ def show_prompt(
     chosen: int | str = int(sample) if sample.lstrip("-").isdigit() else sample
     for step, text in render_prompts(built, chosen).items():
         typer.echo(f"=== {step} ===\n{text}\n")
+
+
+@app.command()
+def describe(
+    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Print a task's options: type, default and allowed values, read from its factory's signature."""
+    from .. import benchmarks  # noqa: F401  (registers the built-in tasks)
+    from .._util.options import option_docs, signature_options, type_name
+    from ..tasks import task_registry
+
+    factory = task_registry.get(task)
+    docs = option_docs(factory)
+    rows = [
+        {
+            "option": name,
+            "type": type_name(param.annotation),
+            "default": None if param.default is param.empty else param.default,
+            "about": docs.get(name, ""),
+        }
+        for name, param in signature_options(factory).items()
+    ]
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2, default=str))
+        return
+    from rich.console import Console
+
+    from ..tables import Table
+
+    about = (factory.__doc__ or "").strip().splitlines()
+    table = Table(f"{task}: {about[0] if about else ''}", ["option", "type", "default", "about"])
+    for row in rows:
+        table.add(row["option"], row["type"], repr(row["default"]), row["about"])
+    Console().print(table.rich())

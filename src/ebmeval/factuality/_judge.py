@@ -18,13 +18,13 @@ token Jaccard similarity J(A, B) = |A ∩ B| / |A ∪ B| over lower-cased word s
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..models import GenerateConfig, assistant, user
+from ..judges import ask, clean, json_in_text, leading_verdict
+from ..models import GenerateConfig
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._schema import (
     BINARY_CATEGORIES,
@@ -97,8 +97,6 @@ RETRY_PROMPT: Final = "Your reply could not be read. Reply with only the JSON ob
 
 COMPARE_FIELDS: Final = ("population", "intervention", "outcome", "grammar", "lexical", "non_redundancy")
 
-_YES: Final = {"yes", "true", "1", "correct", "same"}
-_NO: Final = {"no", "false", "0", "incorrect", "different"}
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 
@@ -106,15 +104,12 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 def parse_reply(text: str) -> dict[str, str]:
     """The string fields of the first JSON object in ``text``, else its ``name: value`` lines.
 
-    Keys are lower-cased with spaces and hyphens as underscores; values are stripped strings.
+    The JSON is found by :func:`~ebmeval.judges.json_in_text` (nested, fenced). Keys are
+    lower-cased with spaces and hyphens as underscores; values are stripped strings.
     """
-    for match in re.finditer(r"\{.*?\}", text, flags=re.DOTALL):
-        try:
-            data = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and data:
-            return {_field(k): str(v).strip() for k, v in data.items() if v is not None}
+    data = json_in_text(clean(text))
+    if isinstance(data, dict) and data:
+        return {_field(k): str(v).strip() for k, v in data.items() if v is not None}
     fields: dict[str, str] = {}
     for line in text.splitlines():
         name, sep, value = line.partition(":")
@@ -129,13 +124,8 @@ def _field(name: str) -> str:
 
 
 def yes_no(value: str | None) -> bool | None:
-    """True for yes-like, False for no-like answers (first word only), else None."""
-    if value is None:
-        return None
-    words = _WORD.findall(value.lower())
-    if not words:
-        return None
-    return True if words[0] in _YES else False if words[0] in _NO else None
+    """The verdict an answer states first, in the judges' one vocabulary (:func:`~ebmeval.judges.leading_verdict`)."""
+    return None if value is None else leading_verdict(value)
 
 
 def jaccard(a: str, b: str) -> float:
@@ -195,16 +185,20 @@ async def _ask(
     prompt: str,
     config: GenerateConfig,
     role: str,
-    usable: Any,
+    usable: Callable[[dict[str, str]], bool],
 ) -> tuple[dict[str, str], tuple[str, ...]]:
-    """One call, retried once under ``step/retry`` when ``usable(fields)`` is false."""
-    first = await ctx.generate(step, [user(prompt)], config, role=role)
-    fields = parse_reply(first.text)
-    if usable(fields):
-        return fields, (first.text,)
-    chat = [user(prompt), assistant(first.text), user(RETRY_PROMPT)]
-    second = await ctx.generate(f"{step}/retry", chat, config, role=role)
-    return parse_reply(second.text), (first.text, second.text)
+    """The fields of one judge question (asked again once when ``usable(fields)`` is false), and the replies.
+
+    When the follow-up is unusable too, the fields it did give are returned (the rest stay missing).
+    """
+
+    def parse(text: str) -> dict[str, str] | None:
+        fields = parse_reply(text)
+        return fields if usable(fields) else None
+
+    attempt = await ask(ctx, step, prompt, parse, RETRY_PROMPT, config=config, role=role)
+    fields = attempt.value if attempt.value is not None else parse_reply(attempt.replies[-1])
+    return fields, tuple(attempt.replies)
 
 
 def _focus_line(focus: Mapping[str, str] | None) -> str:
@@ -283,8 +277,11 @@ class Verdict:
 class FactualityJudge:
     """Labels a (target, generated) pair in the factuality schema with a judge model."""
 
+    version = PROMPT_VERSION
+
     def __init__(self, *, name: str = "judge/factuality", max_tokens: int = 160, match_sentence: bool = True) -> None:
         self.name = name
+        self.role = "judge"
         self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
         self.match_sentence = match_sentence
 

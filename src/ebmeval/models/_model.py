@@ -6,9 +6,15 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .._util.errors import ModelError
 from ._api import ModelAPI, model_providers
 from ._cache import ResponseCache, cache_key
+from ._reasoning import split_reasoning
 from ._types import ChatMessage, GenerateConfig, ModelOutput, Usage, user
+
+
+class DegenerateReplyError(ModelError):
+    """A reply that is no answer: empty, filtered, or an error object; never cached, retried on a re-run."""
 
 
 @dataclass
@@ -21,6 +27,8 @@ class ModelStats:
     """Of those, answered from the response cache."""
     errors: int = 0
     """Of those, failed."""
+    truncated: int = 0
+    """Of those, stopped at the token limit."""
     usage: Usage = field(default_factory=Usage)
     """Tokens of the calls that reached the provider."""
 
@@ -48,31 +56,48 @@ class Model:
         """The provider-qualified model name."""
         return self.api.name
 
+    def request(
+        self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None
+    ) -> tuple[list[ChatMessage], GenerateConfig, str]:
+        """The chat, the settings and the request key of a call, as :meth:`generate` would send it.
+
+        The key is the response-cache key: the model's identity, the messages and every
+        setting that changes the reply. A recorded step is replayed only under the same key.
+        """
+        chat = [user(messages)] if isinstance(messages, str) else list(messages)
+        merged = self.config.merge(config)
+        return chat, merged, cache_key(self.api.describe(), chat, merged)
+
     async def generate(
         self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None
     ) -> ModelOutput:
         """Generate a reply; a plain string is sent as one user message.
 
         ``config`` overrides this model's default settings field by field. A cached
-        output is returned without calling the provider when the cache is on.
+        output is returned without calling the provider when the cache is on. An inline
+        thinking trace (``<think>…</think>``) is moved from ``text`` to ``reasoning``.
+
+        Raises:
+            DegenerateReplyError: The reply is empty (and not cut at the token limit), was
+                stopped by a content filter, or is an error; it is not cached.
         """
-        chat = [user(messages)] if isinstance(messages, str) else list(messages)
-        merged = self.config.merge(config)
+        chat, merged, key = self.request(messages, config)
         self.stats.calls += 1
-        key = cache_key(self.api.describe(), chat, merged) if self.cache is not None else None
-        if self.cache is not None and key is not None:
+        if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
         try:
             async with self._semaphore:
-                output = await self.api.generate(chat, merged)
+                output = checked_reply(await self.api.generate(chat, merged))
         except BaseException:
             self.stats.errors += 1
             raise
         self.stats.usage = self.stats.usage + output.usage
-        if self.cache is not None and key is not None:
+        if output.truncated:
+            self.stats.truncated += 1
+        elif self.cache is not None:
             self.cache.put(key, output)
         return output
 
@@ -83,6 +108,25 @@ class Model:
     async def aclose(self) -> None:
         """Release the provider's resources."""
         await self.api.aclose()
+
+
+def checked_reply(output: ModelOutput) -> ModelOutput:
+    """``output`` with any inline thinking trace split off, or an error for a reply that is no answer.
+
+    A reply cut at the token limit is returned (flagged by ``truncated``) even when empty: it is
+    counted, not cached. An empty reply that stopped for another reason, and a reply stopped by a
+    content filter, raise :class:`DegenerateReplyError`.
+    """
+    text, inline = split_reasoning(output.text)
+    if inline:
+        joined = "\n\n".join(t for t in (output.reasoning, inline) if t)
+        output = output.model_copy(update={"text": text, "reasoning": joined})
+    if output.finish_reason == "content_filter":
+        raise DegenerateReplyError(f"{output.model}: the reply was stopped by a content filter")
+    if not output.text.strip() and not output.truncated:
+        trace = " (it holds only a thinking trace)" if output.reasoning else ""
+        raise DegenerateReplyError(f"{output.model}: empty reply, finish_reason {output.finish_reason!r}{trace}")
+    return output
 
 
 def parse_model_spec(spec: str) -> tuple[str, str]:

@@ -66,8 +66,13 @@ class GenerateConfig(BaseModel):
         return self.model_copy(update=other.model_dump(exclude_unset=True))
 
     def cache_fields(self) -> dict[str, Any]:
-        """The fields that change what is generated (``timeout`` does not)."""
-        return self.model_dump(exclude={"timeout"}, exclude_none=True)
+        """The fields that change what is generated.
+
+        ``timeout`` never does; nor does ``seed`` at temperature 0, where decoding is greedy, so
+        repeated epochs of a greedy run share one cached reply.
+        """
+        exclude = {"timeout", "seed"} if self.temperature == 0 else {"timeout"}
+        return self.model_dump(exclude=exclude, exclude_none=True)
 
 
 class TopLogprob(BaseModel):
@@ -102,7 +107,7 @@ class ModelOutput(BaseModel):
     """What one generation returned."""
 
     text: str
-    """The generated text."""
+    """The generated answer, without any thinking trace."""
     model: str
     """The provider-qualified model name that produced it."""
     logprobs: list[TokenLogprob] | None = None
@@ -115,5 +120,12 @@ class ModelOutput(BaseModel):
     """Why generation stopped (``stop``, ``length`` …)."""
     raw: dict[str, Any] | None = None
     """The provider's response as received."""
+    reasoning: str | None = None
+    """The thinking trace of a reasoning model, kept apart from ``text``."""
     cached: bool = False
     """Whether this output came from the response cache."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether generation stopped at the token limit."""
+        return self.finish_reason == "length"

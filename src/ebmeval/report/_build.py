@@ -291,7 +291,7 @@ def collect(
     panels = {
         run_id: panel_agreement(store.path, run_id)
         for run_id, summary in summaries.items()
-        if any(m.scorer == RubricPanel.name for m in summary.metrics)
+        if any(s.name == RubricPanel.name for s in summary.score_sets)
     }
     return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
 

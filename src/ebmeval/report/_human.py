@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -11,8 +10,8 @@ from typing import Any
 
 from .._util.errors import UsageError
 from ..stats import StatsInputError, bland_altman, krippendorff_alpha, pearson, spearman
+from ..store import RunStore
 from ..tables import Column, Table
-from ..tasks import Score
 
 Key = tuple[str, str, int]
 
@@ -90,16 +89,9 @@ def _interval(d: dict[str, Any] | None, key: str) -> tuple[float, float] | None:
     return float(d[key][0]), float(d[key][1])
 
 
-def _human(db: sqlite3.Connection, study: str, field: str) -> dict[Key, dict[str, float]]:
-    try:
-        rows = db.execute(
-            "SELECT run_id, sample_id, epoch, annotator, value FROM human_scores WHERE study = ? AND field = ?",
-            (study, field),
-        ).fetchall()
-    except sqlite3.OperationalError:
-        rows = []
+def _human(store: RunStore, study: str, field: str) -> dict[Key, dict[str, float]]:
     out: dict[Key, dict[str, float]] = defaultdict(dict)
-    for run_id, sample_id, epoch, annotator, value in rows:
+    for run_id, sample_id, epoch, annotator, value in store.human_scores(study, field):
         out[(run_id, sample_id, epoch)][annotator] = float(value)
     return out
 
@@ -120,26 +112,22 @@ def agreement_report(
     store_path = Path(store_path)
     if not store_path.exists():
         raise UsageError(f"no run store at {store_path}")
-    db = sqlite3.connect(store_path)
+    store = RunStore(store_path)
     try:
-        human = _human(db, study, field)
+        human = _human(store, study, field)
         if not human:
             raise UsageError(
                 f"no human scores of study '{study}', field '{field}' in {store_path}; "
                 "import them first (`ebmeval annotate import`)"
             )
-        runs = sorted({k[0] for k in human})
-        marks = ",".join("?" * len(runs))
         judged: dict[Key, float] = {}
-        for run_id, sample_id, epoch, text in db.execute(
-            f"SELECT run_id, sample_id, epoch, score FROM scores WHERE scorer = ? AND run_id IN ({marks})",
-            (judge, *runs),
-        ):
-            value = Score.model_validate_json(text).values.get(metric)
-            if value is not None:
-                judged[(run_id, sample_id, epoch)] = float(value)
+        for run_id in sorted({k[0] for k in human}):
+            for sample_id, epoch, _label, score in store.scores(run_id, judge):
+                value = score.values.get(metric)
+                if value is not None:
+                    judged[(run_id, sample_id, epoch)] = float(value)
     finally:
-        db.close()
+        store.close()
     keys = sorted(k for k in human if k in judged)
     notes: list[str] = []
     annotators = sorted({a for row in human.values() for a in row})

@@ -41,7 +41,7 @@ def metric_bars(report: Report) -> dict[str, bytes]:
         names, values, low, high = [], [], [], []
         for run in report.runs:
             for m in report.summaries[run.run_id].metrics:
-                if (m.scorer, m.metric) == (scorer, metric) and m.group is None:
+                if (m.scorer, m.metric) == (scorer, metric) and m.group is None and m.value is not None:
                     names.append(report.labels[run.run_id])
                     values.append(m.value)
                     ok = m.ci[0] == m.ci[0]
@@ -79,7 +79,7 @@ def label_heatmap(report: Report) -> dict[str, bytes]:
                     (
                         m.value
                         for m in report.summaries[r.run_id].metrics
-                        if (m.scorer, m.metric, m.group) == (scorer, metric, g)
+                        if (m.scorer, m.metric, m.group) == (scorer, metric, g) and m.value is not None
                     ),
                     float("nan"),
                 )

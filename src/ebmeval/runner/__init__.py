@@ -2,7 +2,16 @@
 
 from ._config import DEFAULT_STORE, RunConfig, config_from_flags, load_config
 from ._rescore import rescore
-from ._runner import Progress, ProgressCallback, RunResult, build_models, run, select_samples
+from ._runner import (
+    Progress,
+    ProgressCallback,
+    RunResult,
+    build_models,
+    register_scorers,
+    run,
+    run_identity,
+    select_samples,
+)
 from ._summary import MetricSummary, RunSummary, summarize
 
 __all__ = [
@@ -14,10 +23,12 @@ __all__ = [
     "RunResult",
     "RunSummary",
     "build_models",
+    "register_scorers",
     "config_from_flags",
     "load_config",
     "rescore",
     "run",
+    "run_identity",
     "select_samples",
     "summarize",
 ]

@@ -6,11 +6,22 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._util.defaults import DEFAULT_STORE as DEFAULT_STORE
 from .._util.errors import ConfigError
 from ..models import GenerateConfig
+
+
+class RoleConfig(BaseModel):
+    """The model playing one role (``judge`` …) and its own provider options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    """Model spec, as for the model under evaluation."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Provider options of this role's model (its own API key variable, timeout, threads …)."""
 
 
 class RunConfig(BaseModel):
@@ -26,40 +37,35 @@ class RunConfig(BaseModel):
     """Spec of the model under evaluation (``local``, ``openai-compatible:m@url`` …)."""
     model_args: dict[str, Any] = Field(default_factory=dict)
     """Provider options, e.g. ``{"n_ctx": 4096}``."""
-    roles: dict[str, str] = Field(default_factory=dict)
-    """Model specs for other roles the task needs (``judge`` …); unset roles use ``model``."""
+    roles: dict[str, RoleConfig] = Field(default_factory=dict)
+    """Models for other roles the task needs (``judge`` …), each a spec or ``{model: SPEC, args: {…}}``;
+    unset roles use ``model``."""
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     """Generation settings that override the task's defaults."""
-    seed: int = 0
+    seed: int = Field(default=0, strict=True)
     """Seed of every random choice in the run; epoch ``e`` samples with ``seed + e``."""
-    epochs: int = Field(default=1, ge=1)
+    epochs: int = Field(default=1, ge=1, strict=True)
     """How many times each sample is answered."""
-    limit: int | None = Field(default=None, gt=0)
+    limit: int | None = Field(default=None, gt=0, strict=True)
     """Answer only ``limit`` samples (not part of the run's identity)."""
     shuffle: bool = True
     """Take samples in a fixed pseudo-random order (by hash of their id), so a ``limit`` subset
     represents the whole dataset (upstream files are often grouped by label) and is the same for
     every run of the task; ``False`` keeps the dataset's order."""
-    concurrency: int | None = Field(default=None, gt=0)
+    concurrency: int | None = Field(default=None, gt=0, strict=True)
     """Samples in flight at once; default: what the model serves well."""
     store: str = DEFAULT_STORE
     """Path of the SQLite run store."""
     cache: bool = True
     """Reuse cached model responses for identical requests."""
 
-    def identity(self, task_args: dict[str, Any], task_version: str) -> dict[str, Any]:
-        """The fields that decide the results; equal identities resume the same run."""
-        return {
-            "task": self.task,
-            "task_args": task_args,
-            "task_version": task_version,
-            "model": self.model,
-            "model_args": self.model_args,
-            "roles": self.roles,
-            "generate": self.generate.model_dump(exclude_none=True, exclude={"timeout"}),
-            "seed": self.seed,
-            "epochs": self.epochs,
-        }
+    @field_validator("roles", mode="before")
+    @classmethod
+    def _role_specs(cls, value: Any) -> Any:
+        """A bare model spec is a role with no options."""
+        if isinstance(value, dict):
+            return {role: {"model": spec} if isinstance(spec, str) else spec for role, spec in value.items()}
+        return value
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
@@ -76,8 +82,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
         bad_line = source.read_bytes()[: exc.start].count(b"\n") + 1
         raise ConfigError("config", f"not UTF-8 text ({exc.reason})", source=f"{source}:{bad_line}") from exc
     try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        _refuse_duplicate_keys(root, source)
         data = yaml.safe_load(text)
-        root = yaml.compose(text)
     except yaml.YAMLError as exc:
         raise ConfigError("config", f"not valid YAML: {exc}", source=str(source)) from exc
     if not isinstance(data, dict):
@@ -104,6 +111,22 @@ def config_from_flags(**fields: Any) -> RunConfig:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first["loc"])
         raise ConfigError(loc or "config", f"{first['msg']} (value: {first.get('input')!r})") from exc
+
+
+def _refuse_duplicate_keys(node: yaml.Node | None, source: Path, path: str = "") -> None:
+    """``ConfigError`` at the line of a key given twice in one mapping (YAML would keep the last)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value)
+            field = f"{path}.{name}" if path else name
+            if name in seen:
+                raise ConfigError(field, "given twice", source=f"{source}:{key.start_mark.line + 1}")
+            seen.add(name)
+            _refuse_duplicate_keys(value, source, field)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _refuse_duplicate_keys(item, source, path)
 
 
 def _line_of(node: yaml.Node | None, loc: list[str]) -> int | None:

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from .._util.errors import EbmevalError
 from ..models import Model
 from ..store import RunStore
-from ..tasks import SampleContext, Scorer
-from ._runner import Progress, ProgressCallback
+from ..tasks import SampleContext, Scorer, sample_seed
+from ._runner import Progress, ProgressCallback, register_scorers
 
 
 def rescore(
@@ -24,8 +24,13 @@ def rescore(
 ) -> Progress:
     """Apply ``scorers`` to every stored generation they have not scored yet.
 
-    Judges call the models in ``models`` by role (usually ``judge``); their calls are
-    recorded as steps of the sample, so an interrupted rescore resumes like a run.
+    Each scorer's scores form the score set of its spec (name, arguments, prompt versions,
+    each role's model and settings): a scorer with another judge, prompt or argument adds a
+    new set beside the existing ones, and the same spec again scores only what it has not
+    (``Progress.resumed`` counts the rest). Judges call the models in ``models`` by role
+    (usually ``judge``); their calls are recorded as steps of the sample under the request
+    they sent, so an interrupted rescore resumes like a run and never replays another
+    model's replies.
     """
     store = RunStore(store_path)
     run_id = store.get_run(run_id).run_id
@@ -45,38 +50,44 @@ async def _rescore(
     concurrency: int,
     on_progress: ProgressCallback,
 ) -> Progress:
-    done = {scorer.name: store.scored(run_id, scorer.name) for scorer in scorers}
+    score_sets = register_scorers(store, run_id, scorers, models)
+    done = [store.scored(run_id, score_set.id) for score_set in score_sets]
     stored = list(store.generations(run_id))
     progress = Progress(total=len(stored))
     limit = asyncio.Semaphore(concurrency)
     run_seed = store.get_run(run_id).seed
+    unique = list({id(m): m for m in models.values()}.values())
 
     async def one(index: int) -> None:
         sample, generation = stored[index]
         key = (sample.id, generation.epoch)
+        if all(key in scored for scored in done):
+            progress.done += 1
+            progress.resumed += 1
+            on_progress(progress)
+            return
         async with limit:
-            ctx = SampleContext(
-                models, store.memo(run_id, sample.id, generation.epoch), seed=run_seed + generation.epoch
-            )
+            memo = store.memo(run_id, sample.id, generation.epoch)
+            ctx = SampleContext(models, memo, seed=sample_seed(run_seed, generation.epoch, sample.id))
             failed = False
-            for scorer in scorers:
-                if key in done[scorer.name]:
+            for scorer, score_set, scored in zip(scorers, score_sets, done, strict=True):
+                if key in scored:
                     continue
+                stage = f"score:{score_set.label}"
                 try:
                     score = await scorer(sample, generation, ctx)
                 except EbmevalError as exc:
                     failed = True
-                    store.put_error(run_id, sample.id, generation.epoch, f"score:{scorer.name}", f"{exc}")
+                    store.put_error(run_id, sample.id, generation.epoch, stage, f"{exc}")
                 except Exception:  # one scorer's bug must not lose the other samples' scores
                     failed = True
-                    store.put_error(run_id, sample.id, generation.epoch, f"score:{scorer.name}", traceback.format_exc())
+                    store.put_error(run_id, sample.id, generation.epoch, stage, traceback.format_exc())
                 else:
-                    store.put_score(run_id, sample.id, generation.epoch, scorer.name, score)
+                    store.put_score(run_id, sample.id, generation.epoch, score_set.id, score)
             if failed:
                 progress.errors += 1
             else:
                 progress.done += 1
-            unique = {id(m): m for m in models.values()}.values()
             progress.model_calls = sum(m.stats.calls for m in unique)
             progress.cache_hits = sum(m.stats.cache_hits for m in unique)
             on_progress(progress)

@@ -7,12 +7,14 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .._util.errors import EbmevalError, UsageError
 from .._util.hashing import stable_hash
 from ..models import Model, ResponseCache, Usage, get_model
-from ..store import RunRecord, RunStore, collect_provenance
-from ..tasks import Generation, Sample, SampleContext, Task, create_task
+from ..store import RunRecord, RunStore, ScoreSet, collect_provenance
+from ..tasks import Generation, Sample, SampleContext, Scorer, Task, create_task, sample_seed
+from ..tasks._identity import model_identity, scorer_label, scorer_spec
 from ._config import RunConfig
 
 
@@ -28,6 +30,8 @@ class Progress:
     """Finished in an earlier invocation."""
     errors: int = 0
     """Failed this invocation (logged in the store; a re-run retries them)."""
+    truncated: int = 0
+    """Generated this invocation with a model call stopped at its token limit."""
     model_calls: int = 0
     """Model calls requested this invocation."""
     cache_hits: int = 0
@@ -47,13 +51,16 @@ class RunResult:
     usage: Usage
     elapsed: float
     interrupted: bool = False
+    sample_ids: set[str] | None = None
+    """The samples this invocation asked for (a ``limit`` subset of the run's, perhaps)."""
 
 
 def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     """The model under evaluation plus one per role the task needs.
 
     The run's own settings (``--max-tokens``, ``--seed`` …) apply to every model; the task's
-    generation defaults only to the model under evaluation.
+    generation defaults only to the model under evaluation. A role without a model of its own
+    is played by the model under evaluation.
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
@@ -63,14 +70,50 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
         )
     }
     for role in task.roles:
-        spec = config.roles.get(role)
-        models[role] = models["model"] if spec is None else get_model(spec, config=config.generate, cache=cache)
+        chosen = config.roles.get(role)
+        models[role] = (
+            models["model"]
+            if chosen is None
+            else get_model(chosen.model, config=config.generate, cache=cache, **chosen.args)
+        )
     unknown = set(config.roles) - set(task.roles)
     if unknown:
         raise UsageError(
             f"roles {sorted(unknown)} are not used by task '{task.name}' (it uses: {list(task.roles) or 'none'})"
         )
     return models
+
+
+def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dict[str, Any]:
+    """What decides a run's results; equal identities resume the same run.
+
+    The task with its checked options and version (data, prompt templates, retrieval index),
+    the order samples are taken in, the model specs asked for and each role's model identity
+    and generation settings, the seed and the epochs. Transport and speed settings (timeouts,
+    retries, concurrency, threads, API key variables) are not part of it: changing them
+    resumes the same run.
+    """
+    return {
+        "task": task.name,
+        "task_args": task.args,
+        "task_version": task.version,
+        "shuffle": config.shuffle,
+        "specs": {"model": config.model, **{role: chosen.model for role, chosen in sorted(config.roles.items())}},
+        "models": {role: model_identity(model) for role, model in sorted(models.items())},
+        "seed": config.seed,
+        "epochs": config.epochs,
+    }
+
+
+def register_scorers(
+    store: RunStore, run_id: str, scorers: Sequence[Scorer], models: dict[str, Model]
+) -> list[ScoreSet]:
+    """The score set of each scorer in the run, registered by its spec (see ``ebmeval.tasks.scorer_spec``)."""
+    sets = []
+    for scorer in scorers:
+        spec = scorer_spec(scorer, models)
+        sets.append(store.register_score_set(run_id, spec, scorer_label(spec)))
+    return sets
 
 
 def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> list[Sample]:
@@ -107,12 +150,16 @@ def run(
     task = task or create_task(config.task, **config.task_args)
     models = models or build_models(config, task)
     store = RunStore(config.store)
-    identity = config.identity(task.args, task.version)
-    config_hash = stable_hash(identity)
+    config_hash = stable_hash(run_identity(config, task, models))
     run_record, resumed = store.begin_run(
         run_id=config_hash[:12],
         config_hash=config_hash,
-        config={**config.model_dump(), "task_args": task.args, "task_version": task.version},
+        config={
+            **config.model_dump(),
+            "task_args": task.args,
+            "task_version": task.version,
+            "model_settings": models["model"].config.cache_fields(),
+        },
         task=task.name,
         model=models["model"].name,
         seed=config.seed,
@@ -142,6 +189,7 @@ def run(
         usage=usage,
         elapsed=time.perf_counter() - started,
         interrupted=status == "interrupted",
+        sample_ids={s.id for s in samples},
     )
 
 
@@ -157,7 +205,8 @@ async def _execute(
 ) -> None:
     generated = store.done_generations(run_id)
     stepped = store.stepped(run_id)
-    scored = {scorer.name: store.scored(run_id, scorer.name) for scorer in task.scorers}
+    score_sets = register_scorers(store, run_id, task.scorers, models)
+    scored = {score_set.id: store.scored(run_id, score_set.id) for score_set in score_sets}
     todo: list[tuple[Sample, int]] = []
     for epoch in range(config.epochs):
         for sample in samples:
@@ -169,28 +218,28 @@ async def _execute(
                 todo.append((sample, epoch))
     on_progress(progress)
     limit = asyncio.Semaphore(config.concurrency or models["model"].max_concurrency)
-    base_seed = config.generate.seed if config.generate.seed is not None else config.seed
     unique_models = list({id(m): m for m in models.values()}.values())
 
     async def one(sample: Sample, epoch: int) -> None:
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
-            ctx = SampleContext(models, memo, seed=base_seed + epoch)
+            ctx = SampleContext(models, memo, seed=sample_seed(config.seed, epoch, sample.id))
             stage = "generate"
             try:
                 found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
                 if found is None:
                     generation = await _generate(task, sample, epoch, ctx)
                     store.put_generation(run_id, sample, generation)
+                    progress.truncated += generation.truncated
                 else:
                     generation = found[1]
-                for scorer in task.scorers:
-                    if (sample.id, epoch) in scored[scorer.name]:
+                for scorer, score_set in zip(task.scorers, score_sets, strict=True):
+                    if key in scored[score_set.id]:
                         continue
-                    stage = f"score:{scorer.name}"
+                    stage = f"score:{score_set.label}"
                     score = await scorer(sample, generation, ctx)
-                    store.put_score(run_id, sample.id, epoch, scorer.name, score)
+                    store.put_score(run_id, sample.id, epoch, score_set.id, score)
             except EbmevalError as exc:
                 progress.errors += 1
                 store.put_error(run_id, sample.id, epoch, stage, f"{type(exc).__name__}: {exc}")
@@ -212,10 +261,9 @@ async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) 
     started = time.perf_counter()
     result = await task.workflow(sample, ctx)
     usage = Usage()
-    for step in ctx.steps:
-        payload = ctx.memo.get_step(step)
-        if payload is not None and "output" in payload:
-            usage = usage + Usage.model_validate(payload["output"].get("usage", {}))
+    for output in ctx.outputs:
+        usage = usage + output.usage
+    last = ctx.outputs[-1] if ctx.outputs else None
     return Generation(
         sample_id=sample.id,
         epoch=epoch,
@@ -226,4 +274,6 @@ async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) 
         usage=usage,
         latency=time.perf_counter() - started,
         metadata=result.metadata,
+        truncated=any(output.truncated for output in ctx.outputs),
+        reasoning=last.reasoning if last is not None else None,
     )

@@ -9,23 +9,25 @@ from typing import Any
 
 import numpy as np
 
+from .._util.errors import UsageError
 from ..models import Usage
 from ..stats import bootstrap_ci
-from ..store import RunRecord, RunStore
+from ..store import RunRecord, RunStore, ScoreSet
 
 
 @dataclass(frozen=True)
 class MetricSummary:
     """One metric of one scorer, over the samples of one group.
 
-    ``value`` is the mean of the per-sample values; ``ci`` its percentile bootstrap
-    interval; ``missing`` counts samples whose value could not be computed (e.g. the
-    answer was unparsed), which are left out of the mean and counted here instead.
+    ``value`` is the mean of the per-sample values (``None`` when no sample has one); ``ci``
+    its percentile bootstrap interval; ``missing`` counts samples whose value could not be
+    computed (e.g. the answer was unparsed), which are left out of the mean and counted here
+    instead. ``scorer`` is the label of the score set.
     """
 
     scorer: str
     metric: str
-    value: float
+    value: float | None
     ci: tuple[float, float]
     n: int
     missing: int
@@ -44,6 +46,12 @@ class RunSummary:
     usage: Usage
     mean_latency: float
     metrics: list[MetricSummary] = field(default_factory=list)
+    truncated: int = 0
+    """Generations with a model call stopped at its token limit (of which ``truncated_unparsed`` unparsed)."""
+    truncated_unparsed: int = 0
+    score_sets: list[ScoreSet] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What a reader must know about these numbers (e.g. greedy epochs that repeat one reply)."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``--json`` prints)."""
@@ -54,6 +62,8 @@ class RunSummary:
             "status": self.run.status,
             "generations": self.generations,
             "unparsed": self.unparsed,
+            "truncated": self.truncated,
+            "truncated_unparsed": self.truncated_unparsed,
             "failing": self.failing,
             "usage": self.usage.model_dump(),
             "mean_latency": self.mean_latency,
@@ -69,6 +79,8 @@ class RunSummary:
                 }
                 for m in self.metrics
             ],
+            "score_sets": [{"id": s.id, "name": s.name, "label": s.label, "spec": s.spec} for s in self.score_sets],
+            "notes": self.notes,
         }
 
 
@@ -80,28 +92,46 @@ def summarize(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    samples: set[str] | None = None,
 ) -> RunSummary:
     """Per-metric means with bootstrap CIs, overall and, with ``by``, per metadata value.
 
-    A sample whose ``metadata[by]`` is a list counts in every group it names.
+    A sample whose ``metadata[by]`` is a list counts in every group it names; a ``by`` key
+    that no sample has is a ``UsageError`` naming the keys there are. ``samples`` restricts
+    everything to those sample ids (the subset a ``--limit`` run asked for). A metric for
+    which no sample has a value is still listed, with ``n = 0`` and every sample missing.
     """
     run = store.get_run(run_id)
     groups: dict[str, list[str]] = {}
     usage = Usage()
     latencies: list[float] = []
+    count = unparsed = truncated = truncated_unparsed = 0
+    keys: set[str] = set()
+    generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run.run_id):
+        if samples is not None and sample.id not in samples:
+            continue
+        generated.add((sample.id, generation.epoch))
+        count += 1
+        unparsed += not generation.answer.parsed
+        truncated += generation.truncated
+        truncated_unparsed += generation.truncated and not generation.answer.parsed
         usage = usage + generation.usage
         latencies.append(generation.latency)
+        keys.update(sample.metadata)
         if by is not None:
             label = sample.metadata.get(by)
             labels = label if isinstance(label, list) else [label]
             groups[sample.id] = [str(x) for x in labels if x is not None]
-    count, unparsed = store.count_generations(run.run_id)
-    failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id)}
-    failing = len(failed - store.done_generations(run.run_id))
+    if by is not None and count and by not in keys:
+        raise UsageError(f"no sample of run {run.run_id} has the metadata key '{by}'; keys: {', '.join(sorted(keys))}")
+    failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id) if samples is None or s in samples}
+    failing = len(failed - generated)
 
     values: dict[tuple[str, str, str | None], list[float | None]] = defaultdict(list)
     for sample_id, _epoch, scorer, score in store.scores(run.run_id):
+        if samples is not None and sample_id not in samples:
+            continue
         for metric, value in score.values.items():
             values[(scorer, metric, None)].append(value)
             for label in groups.get(sample_id, []):
@@ -110,8 +140,6 @@ def summarize(
     metrics = []
     for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
         present = np.array([v for v in raw if v is not None], dtype=float)
-        if present.size == 0:
-            continue
         if present.size < 2:  # a bootstrap needs two values; the interval is undefined
             low = high = float("nan")
         else:
@@ -121,7 +149,7 @@ def summarize(
             MetricSummary(
                 scorer=scorer,
                 metric=metric,
-                value=float(present.mean()),
+                value=float(present.mean()) if present.size else None,
                 ci=(float(low), float(high)),
                 n=int(present.size),
                 missing=len(raw) - int(present.size),
@@ -136,4 +164,19 @@ def summarize(
         usage=usage,
         mean_latency=float(np.mean(latencies)) if latencies else 0.0,
         metrics=metrics,
+        truncated=truncated,
+        truncated_unparsed=truncated_unparsed,
+        score_sets=store.score_sets(run.run_id),
+        notes=_notes(run),
     )
+
+
+def _notes(run: RunRecord) -> list[str]:
+    epochs = int(run.config.get("epochs", 1))
+    temperature = (run.config.get("model_settings") or {}).get("temperature")
+    if epochs > 1 and temperature == 0:
+        return [
+            f"{epochs} epochs at temperature 0: greedy decoding repeats one reply per sample "
+            "(later epochs are served from the response cache), so epochs add no information"
+        ]
+    return []

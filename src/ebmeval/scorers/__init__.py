@@ -1,5 +1,6 @@
 """Deterministic scorers: answer extraction, accuracy and the multi-answer exam metrics."""
 
+from . import judges, text  # subpackages; importing them registers their scorers
 from ._choice import (
     LCA_CREDIT,
     Accuracy,
@@ -14,6 +15,7 @@ from ._choice import (
 )
 from ._extract import choice_parser, parse_choices, strip_reasoning
 from ._predictions import ascore_predictions, read_predictions, score_predictions
+from ._triplets import Counts, MicroF1, TripletF1, micro_f1, parse_triplets, triplet_f1, triplet_parser
 
 __all__ = [
     "Counts",
@@ -42,14 +44,3 @@ __all__ = [
     "strip_reasoning",
     "text",
 ]
-
-from . import judges, text  # noqa: E402  (subpackages; importing them registers their scorers)
-from ._triplets import (  # noqa: E402  (uses judges._parse)
-    Counts,
-    MicroF1,
-    TripletF1,
-    micro_f1,
-    parse_triplets,
-    triplet_f1,
-    triplet_parser,
-)

@@ -37,11 +37,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._util.errors import DataError, UsageError
+from ..judges import json_in_text
 from ..stats import bootstrap_ci
 from ..tables import Column, Estimate, Table
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
 from ._extract import strip_reasoning
-from .judges._parse import _json_object
 
 if TYPE_CHECKING:
     from ..store import RunStore
@@ -145,7 +145,7 @@ def _from_line(line: str) -> Triplet | None:
 def parse_triplets(text: str) -> TripletParse:
     """Read ``(subject, relation, object)`` triplets from a reply (formats in the module docstring)."""
     cleaned = _MARKUP.sub("", strip_reasoning(text)).strip()
-    found = _json_object(cleaned)
+    found = json_in_text(cleaned)
     if found is not None:
         triplets = _from_json(found)
         if triplets is not None:

@@ -3,7 +3,7 @@
 from ._export import ExportFormat, export_rows, export_run
 from ._provenance import collect_provenance, git_revision, package_versions
 from ._schema import SCHEMA_VERSION
-from ._store import RunLockedError, RunRecord, RunStore, SampleMemo
+from ._store import RunLockedError, RunRecord, RunStore, SampleMemo, ScoreSet
 
 __all__ = [
     "ExportFormat",
@@ -12,6 +12,7 @@ __all__ = [
     "RunRecord",
     "RunStore",
     "SampleMemo",
+    "ScoreSet",
     "collect_provenance",
     "export_rows",
     "export_run",

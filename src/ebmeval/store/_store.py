@@ -1,8 +1,10 @@
 """The run store: runs, generations, steps, scores and errors in one SQLite file.
 
-Rows are append-only and keyed by (run, sample, epoch[, step | scorer]); every write
-is ``INSERT OR IGNORE`` in its own transaction, so a crash loses at most the sample in
-flight and a re-run neither repeats nor duplicates finished work.
+Rows are append-only and keyed by (run, sample, epoch[, step and request | score set]); every
+write is ``INSERT OR IGNORE`` in its own transaction, so a crash loses at most the sample in
+flight and a re-run neither repeats nor duplicates finished work. Scores belong to score sets:
+one per distinct scorer identity (name, arguments, prompt versions, each role's model and its
+settings), so a run scored by two judges keeps both sets side by side.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .._util.errors import UsageError
+from .._util.hashing import canonical_json, stable_hash
 from ..models import Usage
 from ..tasks import Generation, ParsedAnswer, RetrievedDocument, Sample, Score
-from ._schema import SCHEMA, SCHEMA_VERSION
+from ._schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, run_script
 
 
 def _now() -> str:
@@ -54,6 +57,20 @@ class RunRecord:
     updated_at: str
 
 
+@dataclass(frozen=True)
+class ScoreSet:
+    """The scores one scorer identity gave a run."""
+
+    id: str
+    """Hash of ``spec``: the key of the set's scores."""
+    name: str
+    """The scorer's name."""
+    label: str
+    """A short readable name, unique within the run (``judge/rubric-0-5[judge=qwen…]``)."""
+    spec: dict[str, Any]
+    """Everything that identifies the scorer (see ``ebmeval.tasks.scorer_spec``)."""
+
+
 class RunLockedError(UsageError):
     """Another live process is writing the same run."""
 
@@ -70,19 +87,42 @@ class RunStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(SCHEMA)
-            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self._upgrade()
         except sqlite3.DatabaseError as exc:
             raise UsageError(f"{self.path}: not a readable ebmeval run store ({exc})") from exc
-        if row is None:
+
+    def _version(self) -> int | None:
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: a new file
+            return None
+        return None if row is None else int(row[0])
+
+    def _upgrade(self) -> None:
+        """Create the schema in a new file, or migrate an older one in place, in one transaction."""
+        if self._version() == SCHEMA_VERSION:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._version()  # another process may have upgraded it meanwhile
+            if version is None:
+                run_script(self._db, SCHEMA)
+            elif version > SCHEMA_VERSION:
+                raise UsageError(
+                    f"{self.path}: run store schema {version} is newer than this ebmeval understands "
+                    f"({SCHEMA_VERSION}); upgrade ebmeval"
+                )
+            else:
+                while version < SCHEMA_VERSION:
+                    MIGRATIONS[version](self._db)
+                    version += 1
             self._db.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-        elif int(row[0]) > SCHEMA_VERSION:
-            raise UsageError(
-                f"{self.path}: run store schema {row[0]} is newer than this ebmeval understands "
-                f"({SCHEMA_VERSION}); upgrade ebmeval"
-            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         """Close the database."""
@@ -183,7 +223,8 @@ class RunStore:
         )
         self._write(
             "INSERT OR IGNORE INTO generations (run_id, sample_id, epoch, sample, output, answer, parsed,"
-            " retrieved, steps, usage, latency, metadata, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " retrieved, steps, usage, latency, metadata, created_at, truncated, reasoning)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run_id,
                 generation.sample_id,
@@ -198,6 +239,8 @@ class RunStore:
                 generation.latency,
                 json.dumps(generation.metadata, default=str),
                 _now(),
+                int(generation.truncated),
+                generation.reasoning,
             ),
         )
 
@@ -241,30 +284,33 @@ class RunStore:
         """The step memo of one sample; ``fresh`` says it has no recorded steps, so none are read."""
         return SampleMemo(self, run_id, sample_id, epoch, fresh=fresh)
 
-    def get_step(self, run_id: str, sample_id: str, epoch: int, step: str) -> dict[str, Any] | None:
-        """A recorded step's payload."""
+    def get_step(self, run_id: str, sample_id: str, epoch: int, step: str, request: str = "") -> dict[str, Any] | None:
+        """A recorded step's payload (a model call's under the request it sent)."""
         rows = self._rows(
-            "SELECT payload FROM steps WHERE run_id = ? AND sample_id = ? AND epoch = ? AND step = ?",
-            (run_id, sample_id, epoch, step),
+            "SELECT payload FROM steps WHERE run_id = ? AND sample_id = ? AND epoch = ? AND step = ? AND request = ?",
+            (run_id, sample_id, epoch, step, request),
         )
         return json.loads(rows[0][0]) if rows else None
 
-    def put_step(self, run_id: str, sample_id: str, epoch: int, step: str, payload: dict[str, Any]) -> str:
+    def put_step(
+        self, run_id: str, sample_id: str, epoch: int, step: str, payload: dict[str, Any], request: str = ""
+    ) -> str:
         """Record a finished step (ignored if recorded already); returns the JSON written."""
         text = json.dumps(payload, default=str)
         self._write(
-            "INSERT OR IGNORE INTO steps (run_id, sample_id, epoch, step, payload, created_at) VALUES (?,?,?,?,?,?)",
-            (run_id, sample_id, epoch, step, text, _now()),
+            "INSERT OR IGNORE INTO steps (run_id, sample_id, epoch, step, payload, created_at, request)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (run_id, sample_id, epoch, step, text, _now(), request),
         )
         return text
 
-    def step_texts(self, run_id: str, sample_id: str, epoch: int = 0) -> dict[str, str]:
-        """A sample's recorded steps as step name → payload JSON."""
+    def step_texts(self, run_id: str, sample_id: str, epoch: int = 0) -> dict[tuple[str, str], str]:
+        """A sample's recorded steps as (step name, request) → payload JSON."""
         rows = self._rows(
-            "SELECT step, payload FROM steps WHERE run_id = ? AND sample_id = ? AND epoch = ?",
+            "SELECT step, request, payload FROM steps WHERE run_id = ? AND sample_id = ? AND epoch = ?",
             (run_id, sample_id, epoch),
         )
-        return {r[0]: r[1] for r in rows}
+        return {(r[0], r[1]): r[2] for r in rows}
 
     def stepped(self, run_id: str) -> set[tuple[str, int]]:
         """(sample id, epoch) of every sample with at least one recorded step."""
@@ -286,31 +332,127 @@ class RunStore:
 
     # scores
 
-    def put_score(self, run_id: str, sample_id: str, epoch: int, scorer: str, score: Score) -> None:
-        """Record a score (ignored if this scorer already scored the sample)."""
+    def register_score_set(self, run_id: str, spec: dict[str, Any], label: str) -> ScoreSet:
+        """The score set of ``spec`` in the run, created under ``label`` when new.
+
+        A label that another set of the run already has gets the new set's id appended
+        (``label#1a2b3c``), so every set of a run has its own label.
+        """
+        score_set = stable_hash(spec, 16)
+        name = str(spec.get("name", label))
+        with self._lock:
+            found = self._rows("SELECT label FROM score_sets WHERE run_id = ? AND score_set = ?", (run_id, score_set))
+            if found:
+                return ScoreSet(id=score_set, name=name, label=found[0][0], spec=spec)
+            taken = {r[0] for r in self._rows("SELECT label FROM score_sets WHERE run_id = ?", (run_id,))}
+            chosen = label if label not in taken else f"{label}#{score_set[:6]}"
+            self._write(
+                "INSERT INTO score_sets (run_id, score_set, name, label, spec, created_at) VALUES (?,?,?,?,?,?)",
+                (run_id, score_set, name, chosen, canonical_json(spec), _now()),
+            )
+        return ScoreSet(id=score_set, name=name, label=chosen, spec=spec)
+
+    def score_sets(self, run_id: str) -> list[ScoreSet]:
+        """The score sets of the run, oldest first."""
+        rows = self._rows(
+            "SELECT score_set, name, label, spec FROM score_sets WHERE run_id = ? ORDER BY created_at, rowid",
+            (run_id,),
+        )
+        return [ScoreSet(id=r[0], name=r[1], label=r[2], spec=json.loads(r[3])) for r in rows]
+
+    def put_score(self, run_id: str, sample_id: str, epoch: int, score_set: str, score: Score) -> None:
+        """Record a score of the score set with id ``score_set`` (ignored if it scored the sample already)."""
         self._write(
-            "INSERT OR IGNORE INTO scores (run_id, sample_id, epoch, scorer, score, created_at) VALUES (?,?,?,?,?,?)",
-            (run_id, sample_id, epoch, scorer, score.model_dump_json(), _now()),
+            "INSERT OR IGNORE INTO scores (run_id, sample_id, epoch, score_set, score, created_at)"
+            " VALUES (?,?,?,?,?,?)",
+            (run_id, sample_id, epoch, score_set, score.model_dump_json(), _now()),
         )
 
-    def scored(self, run_id: str, scorer: str) -> set[tuple[str, int]]:
-        """(sample id, epoch) pairs that ``scorer`` has scored."""
-        rows = self._rows("SELECT sample_id, epoch FROM scores WHERE run_id = ? AND scorer = ?", (run_id, scorer))
+    def scored(self, run_id: str, score_set: str) -> set[tuple[str, int]]:
+        """(sample id, epoch) pairs that the score set with id ``score_set`` has scored."""
+        rows = self._rows("SELECT sample_id, epoch FROM scores WHERE run_id = ? AND score_set = ?", (run_id, score_set))
         return {(r[0], r[1]) for r in rows}
 
     def scores(self, run_id: str, scorer: str | None = None) -> Iterator[tuple[str, int, str, Score]]:
-        """(sample id, epoch, scorer, score) rows of the run, optionally of one scorer."""
-        sql = "SELECT sample_id, epoch, scorer, score FROM scores WHERE run_id = ?"
+        """(sample id, epoch, score set label, score) rows of the run.
+
+        ``scorer`` keeps the score sets whose label, id or scorer name it is (a name may cover
+        several sets, e.g. one per judge).
+        """
+        sql = (
+            "SELECT s.sample_id, s.epoch, t.label, s.score FROM scores s JOIN score_sets t"
+            " ON t.run_id = s.run_id AND t.score_set = s.score_set WHERE s.run_id = ?"
+        )
         params: tuple[Any, ...] = (run_id,)
         if scorer is not None:
-            sql += " AND scorer = ?"
-            params += (scorer,)
-        for row in self._rows(sql + " ORDER BY rowid", params):
+            sql += " AND (t.label = ? OR t.score_set = ? OR t.name = ?)"
+            params += (scorer, scorer, scorer)
+        for row in self._rows(sql + " ORDER BY s.rowid", params):
             yield row[0], row[1], row[2], Score.model_validate_json(row[3])
 
     def scorers(self, run_id: str) -> list[str]:
-        """Names of the scorers that scored the run."""
-        return [r[0] for r in self._rows("SELECT DISTINCT scorer FROM scores WHERE run_id = ? ORDER BY 1", (run_id,))]
+        """Labels of the score sets that scored the run."""
+        return sorted(s.label for s in self.score_sets(run_id))
+
+    # human scores and arena judgements
+
+    def put_human_scores(self, rows: list[tuple[Any, ...]]) -> None:
+        """Write expert scores of an annotation study, replacing earlier rows of the same key.
+
+        Each row is (run id, sample id, epoch, study, annotator, form, field, value, raw,
+        opponent, answered at); revisions made before the study closed win.
+        """
+        now = _now()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field,"
+                    " value, raw, opponent, answered_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(*row, now) for row in rows],
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def human_scores(self, study: str, field: str) -> list[tuple[str, str, int, str, float]]:
+        """(run id, sample id, epoch, annotator, value) of a study's field."""
+        rows = self._rows(
+            "SELECT run_id, sample_id, epoch, annotator, value FROM human_scores WHERE study = ? AND field = ?",
+            (study, field),
+        )
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def arena_memo(self, arena_id: str, comparison: str) -> ArenaMemo:
+        """The step memo of one comparison (one question, two systems) of an arena.
+
+        An arena compares runs, so its judge steps are kept apart from any run's, keyed by
+        (arena id, comparison, step, request).
+        """
+        return ArenaMemo(self, arena_id, comparison)
+
+    def get_arena_step(self, arena_id: str, comparison: str, step: str, request: str = "") -> dict[str, Any] | None:
+        """The payload an arena recorded for ``step`` of ``comparison`` under ``request``, if any."""
+        rows = self._rows(
+            "SELECT payload FROM arena_steps WHERE arena_id = ? AND comparison = ? AND step = ? AND request = ?",
+            (arena_id, comparison, step, request),
+        )
+        return json.loads(rows[0][0]) if rows else None
+
+    def put_arena_step(
+        self, arena_id: str, comparison: str, step: str, payload: dict[str, Any], request: str = ""
+    ) -> None:
+        """Record an arena's judge step (first write wins)."""
+        self._write(
+            "INSERT OR IGNORE INTO arena_steps (arena_id, comparison, step, payload, created_at, request)"
+            " VALUES (?,?,?,?,?,?)",
+            (arena_id, comparison, step, json.dumps(payload, default=str), _now(), request),
+        )
+
+    def count_arena_steps(self, arena_id: str) -> int:
+        """Steps an arena recorded."""
+        return int(self._rows("SELECT count(*) FROM arena_steps WHERE arena_id = ?", (arena_id,))[0][0])
 
     # errors
 
@@ -340,23 +482,41 @@ class SampleMemo:
     def __init__(self, store: RunStore, run_id: str, sample_id: str, epoch: int, *, fresh: bool = False) -> None:
         self._store = store
         self._key = (run_id, sample_id, epoch)
-        self._texts: dict[str, str] | None = {} if fresh else None
+        self._texts: dict[tuple[str, str], str] | None = {} if fresh else None
 
-    def get_step(self, step: str) -> dict[str, Any] | None:
-        """The payload recorded for ``step`` (a new copy on every call)."""
+    def get_step(self, step: str, request: str = "") -> dict[str, Any] | None:
+        """The payload recorded for ``step`` under ``request`` (a new copy on every call)."""
         if self._texts is None:
             self._texts = self._store.step_texts(*self._key)
-        text = self._texts.get(step)
+        text = self._texts.get((step, request))
         return None if text is None else json.loads(text)
 
-    def put_step(self, step: str, payload: dict[str, Any]) -> None:
-        """Record ``step``; the first record of a name is the one kept, as in the store."""
-        text = self._store.put_step(*self._key, step, payload)
+    def put_step(self, step: str, payload: dict[str, Any], request: str = "") -> None:
+        """Record ``step``; the first record of a (name, request) is the one kept, as in the store."""
+        text = self._store.put_step(*self._key, step, payload, request)
         if self._texts is not None:
-            self._texts.setdefault(step, text)
+            self._texts.setdefault((step, request), text)
 
 
-_GEN_COLUMNS = "sample, sample_id, epoch, output, answer, retrieved, steps, usage, latency, metadata"
+class ArenaMemo:
+    """The :class:`~ebmeval.tasks.StepMemo` of one comparison of an arena, backed by the run store."""
+
+    def __init__(self, store: RunStore, arena_id: str, comparison: str) -> None:
+        self._store = store
+        self._key = (arena_id, comparison)
+
+    def get_step(self, step: str, request: str = "") -> dict[str, Any] | None:
+        """The payload recorded for ``step`` under ``request``."""
+        return self._store.get_arena_step(*self._key, step, request)
+
+    def put_step(self, step: str, payload: dict[str, Any], request: str = "") -> None:
+        """Record ``step`` under ``request``."""
+        self._store.put_arena_step(*self._key, step, payload, request)
+
+
+_GEN_COLUMNS = (
+    "sample, sample_id, epoch, output, answer, retrieved, steps, usage, latency, metadata, truncated, reasoning"
+)
 
 
 def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
@@ -372,6 +532,8 @@ def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
         usage=Usage.model_validate_json(row[7]),
         latency=row[8],
         metadata=json.loads(row[9]),
+        truncated=bool(row[10]),
+        reasoning=row[11],
     )
     return sample, generation
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .._util.errors import ConfigError
-from ..models import GenerateConfig, Model, assistant, get_model, user
+from .._util.errors import ConfigError, UsageError
+from ..judges import ask
+from ..models import GenerateConfig
 from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alpha
 from ..store import RunStore
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
@@ -51,22 +52,23 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
     ``overall=None`` with the raw replies kept.
     """
     prompt = RUBRIC.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
-    first = await ctx.generate(step, [user(prompt)], JUDGE_CONFIG, role=role)
-    overall = parse_score(first.text, "Overall")
-    raw, retried = first.text, False
-    if overall is None:
-        retried = True
-        second = await ctx.generate(
-            f"{step}/retry", [user(prompt), assistant(first.text), user(RUBRIC_RETRY.text)], RETRY_CONFIG, role=role
-        )
-        overall = parse_score(second.text, "Overall")
-        raw = f"{first.text}\n---\n{second.text}"
+    attempt = await ask(
+        ctx,
+        step,
+        prompt,
+        lambda text: parse_score(text, "Overall"),
+        RUBRIC_RETRY.text,
+        config=JUDGE_CONFIG,
+        role=role,
+        retry_config=RETRY_CONFIG,
+    )
+    first = attempt.replies[0]
     return RubricGrade(
-        overall=overall,
-        criteria={c: parse_score(first.text, c) for c in CRITERIA},
-        justification=parse_field(first.text.split("Overall")[0], "Justification"),
-        raw=raw,
-        retried=retried,
+        overall=attempt.value,
+        criteria={c: parse_score(first, c) for c in CRITERIA},
+        justification=parse_field(first.split("Overall")[0], "Justification"),
+        raw="\n---\n".join(attempt.replies),
+        retried=attempt.retried,
         judge=ctx.model(role).name,
     )
 
@@ -79,9 +81,12 @@ class RubricJudge:
     """
 
     name = "judge/rubric-0-5"
+    templates = (RUBRIC, RUBRIC_RETRY)
 
     def __init__(self, role: str = "judge") -> None:
         self.role = role
+        self.config = JUDGE_CONFIG
+        self.retry_config = RETRY_CONFIG
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade the generation."""
@@ -102,25 +107,31 @@ class RubricJudge:
 class RubricPanel:
     """``judge/rubric-panel``: several judges grade with the rubric; their mean is the score.
 
-    ``judges`` are model roles of the task (``judge``, ``judge2`` …) or model specs
-    (``local:smollm2``), built once on first use. Values: ``rubric/<judge>`` per judge and
-    ``rubric_mean`` = (1/m) Σ_j s_j over the m judges whose score parsed. Agreement across
-    items is computed from the stored per-judge values by :func:`panel_agreement`.
+    ``judges`` are model roles of the task (``judge``, ``judge2`` …), each given its model with
+    ``--role judge2=SPEC`` like any role (so its calls are cached, configured and recorded in the
+    run's provenance). Values: ``rubric/<judge>`` per judge and ``rubric_mean`` = (1/m) Σ_j s_j
+    over the m judges whose score parsed. Agreement across items is computed from the stored
+    per-judge values by :func:`panel_agreement`.
     """
 
     name = "judge/rubric-panel"
+    templates = (RUBRIC, RUBRIC_RETRY)
 
     def __init__(self, judges: Sequence[str] = ("judge", "judge2")) -> None:
         if len(judges) < 2:
             raise ConfigError("judges", f"a judge panel needs at least two judges, got {list(judges)}")
         self.judges = list(judges)
-        self._built: dict[str, Model] = {}
+        self.config = JUDGE_CONFIG
+        self.retry_config = RETRY_CONFIG
+
+    @property
+    def roles(self) -> list[str]:
+        """The model roles of the panel's judges."""
+        return self.judges
 
     def _role(self, ctx: SampleContext, judge: str) -> str:
         if judge not in ctx.models:
-            if judge not in self._built:
-                self._built[judge] = get_model(judge)
-            ctx.models[judge] = self._built[judge]
+            raise UsageError(f"panel judge '{judge}' has no model: give one with --role {judge}=SPEC")
         return judge
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:

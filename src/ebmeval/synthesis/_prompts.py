@@ -8,7 +8,7 @@ different wording never mix.
 
 from __future__ import annotations
 
-from ..workflows import PromptTemplate, templates
+from ..prompts import PromptTemplate, templates
 
 
 def _add(name: str, version: int, text: str, description: str) -> PromptTemplate:

@@ -124,7 +124,7 @@ class Table:
         return buffer.getvalue()
 
     def rich(self) -> RichTable:
-        """A :mod:`rich` table for the terminal, its notes as the caption."""
+        """A :mod:`rich` table for the terminal, its notes as the caption (one line each)."""
         from rich.table import Table as RichTable
 
         shown = RichTable(title=self.title or None, title_justify="left", caption_justify="left")
@@ -133,7 +133,7 @@ class Table:
         for row in self.texts():
             shown.add_row(*row)
         if self.notes:
-            shown.caption = " ".join(self.notes)
+            shown.caption = "\n".join(self.notes)
         return shown
 
 

@@ -1,7 +1,8 @@
 """Tasks, samples, workflows and scorers: the types every evaluation is built from."""
 
-from ._context import MemoryMemo, SampleContext, StepMemo
+from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import parse_jsonl, read_jsonl
+from ._identity import scorer_label, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
     AnswerParser,
@@ -40,6 +41,9 @@ __all__ = [
     "keep_text",
     "parse_jsonl",
     "read_jsonl",
+    "sample_seed",
+    "scorer_label",
+    "scorer_spec",
     "scorer",
     "scorer_registry",
     "task",

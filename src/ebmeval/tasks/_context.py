@@ -6,40 +6,56 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .._util.errors import UnknownNameError
+from .._util.hashing import stable_hash
 from ..models import ChatMessage, GenerateConfig, Model, ModelOutput
 
 
 class StepMemo(Protocol):
-    """Durable record of the finished steps of one sample (the run store implements it)."""
+    """Durable record of the finished steps of one sample (the run store implements it).
 
-    def get_step(self, step: str) -> dict[str, Any] | None:
-        """The payload recorded for ``step``, if it finished before."""
+    A step is keyed by its name and, for a model call, the request it sent (the model's
+    identity, the messages and the settings); other steps use the empty request ``""``.
+    """
 
-    def put_step(self, step: str, payload: dict[str, Any]) -> None:
-        """Record ``step`` as finished with ``payload`` (first write wins)."""
+    def get_step(self, step: str, request: str = "") -> dict[str, Any] | None:
+        """The payload recorded for ``step`` under ``request``, if it finished before."""
+
+    def put_step(self, step: str, payload: dict[str, Any], request: str = "") -> None:
+        """Record ``step`` under ``request`` as finished with ``payload`` (first write wins)."""
 
 
 class MemoryMemo:
     """A :class:`StepMemo` held in memory, for use outside a run store."""
 
     def __init__(self) -> None:
-        self.steps: dict[str, dict[str, Any]] = {}
+        self.steps: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def get_step(self, step: str) -> dict[str, Any] | None:
-        """The payload recorded for ``step``."""
-        return self.steps.get(step)
+    def get_step(self, step: str, request: str = "") -> dict[str, Any] | None:
+        """The payload recorded for ``step`` under ``request``."""
+        return self.steps.get((step, request))
 
-    def put_step(self, step: str, payload: dict[str, Any]) -> None:
-        """Record ``step`` unless it is already recorded."""
-        self.steps.setdefault(step, payload)
+    def put_step(self, step: str, payload: dict[str, Any], request: str = "") -> None:
+        """Record ``step`` unless it is already recorded under ``request``."""
+        self.steps.setdefault((step, request), payload)
+
+
+def sample_seed(run_seed: int, epoch: int, sample_id: str) -> int:
+    """The seed of one sample's requests: a hash of the run seed, the epoch and the sample id.
+
+    Every request of a sample carries it (unless its settings name a seed), so epochs sampled
+    at a temperature above 0 are independent draws, and the same run reproduces them.
+    """
+    return int(stable_hash([run_seed, epoch, sample_id], 8), 16) & 0x7FFFFFFF
 
 
 class SampleContext:
     """Models by role and the step memo of one sample.
 
     Every model call goes through :meth:`generate` under a step name unique within the
-    sample; a step that finished in an earlier, interrupted run is replayed from the
-    memo instead of being sent to the model again.
+    sample. A call that finished in an earlier, interrupted run is replayed from the memo
+    only when the request is the one recorded (same model identity, messages and
+    settings); otherwise it is sent and recorded under its own request, so a resumed run or
+    a rescore with another judge never mixes models.
     """
 
     def __init__(
@@ -52,7 +68,10 @@ class SampleContext:
         self.models = dict(models)
         self.memo: StepMemo = memo if memo is not None else MemoryMemo()
         self.seed = seed
+        """The sample's seed (:func:`sample_seed`), sent with every request that names none."""
         self.steps: list[str] = []
+        self.outputs: list[ModelOutput] = []
+        """The output of every model call of the sample so far, sent or replayed."""
 
     def model(self, role: str = "model") -> Model:
         """The model playing ``role`` (``model`` is the one under evaluation)."""
@@ -70,17 +89,28 @@ class SampleContext:
         role: str = "model",
     ) -> ModelOutput:
         """Run (or replay) the model call named ``step``."""
-        done = self.replay(step)
-        if done is not None:
-            return ModelOutput.model_validate(done["output"])
-        self.steps.append(step)
         chosen = self.model(role)
-        output = await chosen.generate(messages, config)
-        sent = [messages] if isinstance(messages, str) else [m.model_dump() for m in messages]
-        self.memo.put_step(
-            step,
-            {"role": role, "messages": sent, "output": output.model_dump(exclude={"raw"})},
-        )
+        if chosen.config.merge(config).seed is None:
+            config = (config or GenerateConfig()).merge(GenerateConfig(seed=self.seed))
+        chat, _merged, request = chosen.request(messages, config)
+        done = self.memo.get_step(step, request)
+        if done is not None:
+            self.steps.append(step)
+            output = ModelOutput.model_validate(done["output"])
+        else:
+            self.steps.append(step)
+            output = await chosen.generate(chat, config)
+            self.memo.put_step(
+                step,
+                {
+                    "role": role,
+                    "model": chosen.name,
+                    "messages": [m.model_dump() for m in chat],
+                    "output": output.model_dump(exclude={"raw"}),
+                },
+                request,
+            )
+        self.outputs.append(output)
         return output
 
     def record(self, step: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -97,7 +127,7 @@ class SampleContext:
         return payload
 
     def replay(self, step: str) -> dict[str, Any] | None:
-        """The payload of ``step`` if it finished in an earlier run (it then counts as a step here).
+        """The payload of the non-model step ``step`` if it finished in an earlier run (it then counts as a step here).
 
         Lets a workflow skip costly work (a retrieval, say) whose result is already recorded.
         """

@@ -10,9 +10,11 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from .._util.errors import ConfigError
+from .._util.options import check_options
 from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._context import SampleContext
+from ._identity import describe_value
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
 from ._task_file import task_file
 
@@ -50,6 +52,10 @@ class Generation(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency: float = 0.0
     metadata: dict[str, Any] = Field(default_factory=dict)
+    truncated: bool = False
+    """Whether a model call of the workflow stopped at its token limit."""
+    reasoning: str | None = None
+    """The thinking trace of the final answer's call, kept apart from ``output``."""
 
 
 class Score(BaseModel):
@@ -136,27 +142,27 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
     factory = scorer_registry.get(name)
+    checked = check_options(factory, args, kind="scorer", name=name, prefix="scorer_args")
     try:
-        return factory(**args)
+        return factory(**checked)
     except TypeError as exc:
         raise ConfigError("scorer_args", f"scorer '{name}': {exc}") from exc
 
 
 def create_task(name: str, **args: Any) -> Task:
-    """Build the registered task ``name`` with ``args``, checking every argument name.
+    """Build the registered task ``name`` with ``args``, each checked against the factory's signature.
 
-    Raises ``UnknownNameError`` for an unknown task and ``ConfigError`` for an
-    argument the factory does not take.
+    Command-line values (:class:`~ebmeval._util.options.OptionText`) are read by the option's
+    declared type; see :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown
+    task and ``ConfigError`` for an option the factory does not take or a value of the wrong type.
     """
-    factory = task_registry.get(task_file(name) if "@" in name else name)
-    params = inspect.signature(factory).parameters
-    for key in args:
-        if key not in params:
-            options = ", ".join(params) or "none"
-            raise ConfigError(f"task_args.{key}", f"task '{name}' takes no such option (options: {options})")
+    factory = task_registry.get(task_file(name))
+    checked = check_options(factory, args, kind="task", name=name, prefix="task_args")
     try:
-        built = factory(**args)
+        built = factory(**checked)
     except TypeError as exc:
         raise ConfigError("task_args", f"task '{name}': {exc}") from exc
-    built.args = {**{k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}, **args}
+    params = inspect.signature(factory).parameters
+    defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
+    built.args = {k: describe_value(v) for k, v in {**defaults, **checked}.items()}
     return built

@@ -1,5 +1,6 @@
 """Prompting strategies (``direct``, ``cot``, ``cot-refine``) and their prompt templates."""
 
+from ..prompts import PromptTemplate, list_templates, templates
 from ._qa import (
     ChainOfThought,
     ChainOfThoughtRefine,
@@ -15,7 +16,6 @@ from ._qa import (
     render_prompts,
 )
 from ._retrieval import QueryMode, RetrievalAugmented, gold_ids, retrieval_query
-from ._templates import PromptTemplate, list_templates, templates
 
 __all__ = [
     "QueryMode",

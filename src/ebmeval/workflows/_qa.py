@@ -24,9 +24,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
 from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, system, user
-from ..scorers._extract import strip_reasoning
-from ..tasks import Document, Sample, SampleContext, Task, WorkflowResult
-from ._templates import (
+from ..models._reasoning import strip_reasoning
+from ..prompts import PromptTemplate
+from ..prompts._qa import (
     CONTEXT,
     COT,
     DIRECT,
@@ -36,8 +36,8 @@ from ._templates import (
     OPTIONS,
     QUESTION,
     REFINE,
-    PromptTemplate,
 )
+from ..tasks import Document, Sample, SampleContext, Task, WorkflowResult
 
 Strategy = Literal["direct", "cot", "cot-refine"]
 """The names of the built-in strategies."""

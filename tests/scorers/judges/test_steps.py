@@ -93,10 +93,19 @@ async def test_unreadable_twice_gives_none_not_zero() -> None:
 async def test_finished_steps_are_replayed_not_repeated() -> None:
     ctx, judge = context(["Verdict: YES", "Verdict: YES", "Verdict: NO"])
     first = await StepsWithReference()(SAMPLE, GENERATION, ctx)
-    again = SampleContext({"judge": Model(ScriptedModel([]))}, ctx.memo)
+    again = SampleContext({"judge": Model(ScriptedModel([], name="scripted/judge"))}, ctx.memo)
     second = await StepsWithReference()(SAMPLE, GENERATION, again)
     assert second.values == first.values
     assert len(judge.requests) == 3
+
+
+async def test_another_judge_never_replays_the_first_judges_steps() -> None:
+    ctx, _judge = context(["Verdict: YES", "Verdict: YES", "Verdict: YES"])
+    await StepsWithReference()(SAMPLE, GENERATION, ctx)
+    other = ScriptedModel(["Verdict: NO"] * 3, name="scripted/other-judge")
+    second = await StepsWithReference()(SAMPLE, GENERATION, SampleContext({"judge": Model(other)}, ctx.memo))
+    assert len(other.requests) == 3
+    assert second.values == {"steps_supported": 0.0}
 
 
 async def test_single_call_variant() -> None:

@@ -73,16 +73,21 @@ def chat_request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dic
 def parse_chat_response(data: Any, model: str, latency: float) -> ModelOutput:
     """Convert a chat-completions response body to a :class:`ModelOutput`.
 
+    A reasoning model's trace (``reasoning_content`` or ``reasoning`` of the message) is kept
+    in ``ModelOutput.reasoning``, apart from the answer.
+
     Args:
         data: The decoded JSON body.
         model: The provider-qualified name recorded in the output.
         latency: Seconds the call took.
 
     Raises:
-        MalformedResponseError: ``data`` has no first choice with a message.
+        MalformedResponseError: ``data`` has no first choice with a message, or holds an error object.
     """
     if not isinstance(data, dict):
         raise MalformedResponseError(f"expected a JSON object, got {type(data).__name__}")
+    if data.get("error") is not None:
+        raise MalformedResponseError(f"the server answered with an error: {error_message(data)}")
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         reported = error_message(data)
@@ -94,8 +99,10 @@ def parse_chat_response(data: Any, model: str, latency: float) -> ModelOutput:
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
     return ModelOutput(
         text=message.get("content") or "",
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
         model=model,
         logprobs=_parse_logprobs(choice.get("logprobs")),
         usage=Usage(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import math
-import re
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel
 
 from ..._util.hashing import stable_hash
+from ...judges import leading_verdict, read_verdict
 from ...models import GenerateConfig, Model, ModelOutput
 from ...tasks import RetrievedDocument, SampleContext
 from ._base import reorder, reranker
@@ -30,8 +30,6 @@ Does the document contain information that helps answer the question? Answer wit
 CONFIG = GenerateConfig(temperature=0, max_tokens=3, logprobs=True, top_logprobs=5)
 """Greedy, short, with the top-5 alternatives of each token."""
 
-_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
-
 
 class Judgment(BaseModel):
     """The model's relevance verdict on one candidate."""
@@ -46,33 +44,29 @@ class Judgment(BaseModel):
     """The raw output."""
 
 
-def _word(token: str) -> str:
-    return token.strip().strip(".,:;!\"'`").lower()
-
-
 def relevance(output: ModelOutput) -> tuple[float | None, Literal["logprobs", "text", "unparsed"]]:
     """Relevance of one yes/no output.
 
     With log-probabilities: at the first non-blank generated token, ``p_yes`` and ``p_no``
-    are the summed probabilities ``exp(logprob)`` of the alternatives that read "yes"
-    (resp. "no") once stripped and lower-cased, and relevance is
-    ``p_yes / (p_yes + p_no)``. Otherwise (no log-probabilities, or neither word among
-    the alternatives) the text is parsed: a leading "yes" is 1.0, "no" is 0.0, anything
-    else is unparsed (``None``).
+    are the summed probabilities ``exp(logprob)`` of the alternatives that read yes (resp.
+    no) in the judges' one vocabulary (:func:`~ebmeval.judges.read_verdict`), and relevance
+    is ``p_yes / (p_yes + p_no)``. Otherwise (no log-probabilities, or neither among the
+    alternatives) the text is read: a leading yes word is 1.0, a no word 0.0, anything else
+    is unparsed (``None``).
     """
     for token in output.logprobs or []:
-        if not _word(token.token):
+        if not token.token.strip():
             continue
         alternatives = {(alt.token, alt.logprob) for alt in token.top} | {(token.token, token.logprob)}
-        p_yes = sum(math.exp(lp) for text, lp in alternatives if _word(text) == "yes")
-        p_no = sum(math.exp(lp) for text, lp in alternatives if _word(text) == "no")
+        p_yes = sum(math.exp(lp) for text, lp in alternatives if read_verdict(text) is True)
+        p_no = sum(math.exp(lp) for text, lp in alternatives if read_verdict(text) is False)
         if p_yes + p_no > 0:
             return p_yes / (p_yes + p_no), "logprobs"
         break
-    found = _ANSWER.match(output.text)
-    if found is None:
+    verdict = leading_verdict(output.text)
+    if verdict is None:
         return None, "unparsed"
-    return (1.0 if found.group(1).lower() == "yes" else 0.0), "text"
+    return (1.0 if verdict else 0.0), "text"
 
 
 @reranker("rerank/llm-pointwise")

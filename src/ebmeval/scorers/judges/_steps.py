@@ -13,15 +13,14 @@ replies are kept in ``Score.metadata``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from ..._util.errors import ConfigError, DataError
-from ...models import GenerateConfig, user
-from ...models import assistant as assistant_message
+from ...judges import ask
+from ...models import GenerateConfig
+from ...prompts import PromptTemplate
 from ...tasks import Generation, Sample, SampleContext, Score, scorer
-from ...workflows._templates import PromptTemplate
 from ._parse import parse_counts, parse_verdict, parse_verdicts
 from ._templates import (
     PROMPT_VARIANTS,
@@ -33,45 +32,10 @@ from ._templates import (
     STRICT_VERDICTS,
 )
 
-T = TypeVar("T")
-
 STEP_MAX_TOKENS = 128
 """Reply budget of one per-step verdict."""
 LIST_MAX_TOKENS = 384
 """Reply budget of the single-call verdicts and of the step counts."""
-
-
-@dataclass
-class Attempt(Generic[T]):
-    """The parsed value of a judge question (``None`` if unreadable twice) and the raw replies."""
-
-    value: T | None
-    replies: list[str]
-
-    @property
-    def retried(self) -> bool:
-        """Whether the first reply was unreadable and the stricter follow-up was sent."""
-        return len(self.replies) > 1
-
-
-async def ask(
-    ctx: SampleContext,
-    step: str,
-    prompt: str,
-    parse: Callable[[str], T | None],
-    strict: str,
-    *,
-    config: GenerateConfig,
-    role: str = "judge",
-) -> Attempt[T]:
-    """Ask ``prompt`` as step ``step``; if ``parse`` fails, send ``strict`` once as step ``step/retry``."""
-    first = await ctx.generate(step, [user(prompt)], config, role=role)
-    value = parse(first.text)
-    if value is not None:
-        return Attempt(value, [first.text])
-    conversation = [user(prompt), assistant_message(first.text), user(strict)]
-    second = await ctx.generate(f"{step}/retry", conversation, config, role=role)
-    return Attempt(parse(second.text), [first.text, second.text])
 
 
 def rationale_of(generation: Generation) -> str:
@@ -108,6 +72,8 @@ class StepsWithReference:
         name: Scorer name; default ``judge/steps-with-reference``, with ``@<prompt>`` for other variants.
         role: Model role of the judge.
     """
+
+    templates = (STRICT_VERDICT,)
 
     def __init__(
         self,
@@ -156,6 +122,8 @@ class StepsWithReferenceSingle:
     supported / expert steps, ``None`` when the verdict lines stayed unreadable.
     """
 
+    templates = (STEPS_SINGLE, STRICT_VERDICTS)
+
     def __init__(
         self,
         *,
@@ -198,6 +166,8 @@ class StepsWithoutReference:
     score ``steps_covered`` = covered / required (the judge's own counts, 0 ≤ covered ≤
     required, required ≥ 1); ``None`` when the counts stayed unreadable.
     """
+
+    templates = (STEPS_WITHOUT_REFERENCE, STRICT_COUNTS)
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ templates are the follow-up sent once when a reply cannot be read.
 from __future__ import annotations
 
 from ..._util.registry import Registry
-from ...workflows._templates import PromptTemplate
+from ...prompts import PromptTemplate
 
 judge_templates: Registry[PromptTemplate] = Registry("judge prompt template")
 """Every judge prompt template by name."""

@@ -1,0 +1,92 @@
+"""What identifies a scorer: the key of the score sets that the run store keeps apart.
+
+A scorer's spec holds its name, its version, its arguments (every public attribute that
+describes how it scores: options, prompt templates by id and version, generation settings),
+the prompt templates it declares, and, for each model role it calls, that model's identity and
+default settings. Two scorers with equal specs give the same scores; anything else is a new
+score set.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import GenerateConfig, Model
+from ..prompts import PromptTemplate
+
+_SKIP = object()
+
+
+def describe_value(value: Any) -> Any:
+    """``value`` as JSON-ready data for a spec, or ``_SKIP`` for objects that are not settings."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, enum.Enum):
+        return describe_value(value.value)
+    if isinstance(value, PromptTemplate):
+        return value.id
+    if isinstance(value, GenerateConfig):
+        return value.cache_fields()
+    if isinstance(value, list | tuple | frozenset | set):
+        items = [describe_value(item) for item in value]
+        kept = [item for item in items if item is not _SKIP]
+        return sorted(kept, key=repr) if isinstance(value, set | frozenset) else kept
+    if isinstance(value, Mapping):
+        described = {str(k): describe_value(v) for k, v in value.items()}
+        return {k: v for k, v in described.items() if v is not _SKIP}
+    return _SKIP
+
+
+def scorer_args(scorer: object) -> dict[str, Any]:
+    """The public attributes of ``scorer`` that are settings (models, callables and the name left out)."""
+    found: dict[str, Any] = {}
+    for key, value in sorted(vars(scorer).items()):
+        if key.startswith("_") or key == "name":
+            continue
+        described = describe_value(value)
+        if described is not _SKIP:
+            found[key] = described
+    return found
+
+
+def scorer_roles(scorer: object) -> list[str]:
+    """The model roles ``scorer`` calls: its ``roles`` attribute, else its ``role``, else none."""
+    roles = getattr(scorer, "roles", None)
+    if isinstance(roles, list | tuple):
+        return [str(r) for r in roles]
+    role = getattr(scorer, "role", None)
+    return [role] if isinstance(role, str) else []
+
+
+def model_identity(model: Model | None) -> dict[str, Any] | None:
+    """A model's identity and default settings, as recorded in specs."""
+    if model is None:
+        return None
+    return {"model": model.api.describe(), "settings": model.config.cache_fields()}
+
+
+def scorer_spec(scorer: object, models: Mapping[str, Model]) -> dict[str, Any]:
+    """The spec of ``scorer`` when its roles are played by ``models`` (see the module docstring)."""
+    templates = getattr(scorer, "templates", ())
+    return {
+        "name": str(getattr(scorer, "name", type(scorer).__name__)),
+        "version": str(getattr(scorer, "version", "1")),
+        "args": scorer_args(scorer),
+        "templates": [t.id for t in templates if isinstance(t, PromptTemplate)],
+        "roles": {role: model_identity(models.get(role)) for role in scorer_roles(scorer)},
+    }
+
+
+def scorer_label(spec: Mapping[str, Any]) -> str:
+    """A short readable name of a spec: the scorer's name, with each role's model in brackets.
+
+    ``judge/rubric-0-5[judge=qwen2.5-coder-1.5b-instruct-q4]``; a scorer without roles is its name.
+    """
+    roles = spec.get("roles") or {}
+    shown = []
+    for role, identity in roles.items():
+        name = str(((identity or {}).get("model") or {}).get("name", "?"))
+        shown.append(f"{role}={name.split('/', 1)[-1]}")
+    return f"{spec['name']}[{', '.join(shown)}]" if shown else str(spec["name"])

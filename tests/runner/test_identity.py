@@ -1,0 +1,167 @@
+"""What a run's and a score's identity hold, and what they leave out."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ebmeval._util.errors import ConfigError, UsageError
+from ebmeval._util.options import OptionText
+from ebmeval.models import ChatMessage, GenerateConfig, Model, ResponseCache
+from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.runner import RunConfig, rescore, run, summarize
+from ebmeval.store import RunStore
+from ebmeval.tasks import Document, create_task
+from tests.helpers.toy import scripted_model, toy_task
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+def config(tmp_path: Path, **fields: object) -> RunConfig:
+    return RunConfig.model_validate({"task": "toy", "store": str(tmp_path / "runs.sqlite"), "cache": False, **fields})
+
+
+def seeds_sent(model: Model) -> list[int | None]:
+    return [settings.seed for _messages, settings in model.api.requests]  # type: ignore[attr-defined]
+
+
+def test_every_request_carries_a_seed_from_run_seed_epoch_and_sample(tmp_path: Path) -> None:
+    model = scripted_model()
+    run(config(tmp_path, epochs=3), task=toy_task(2), models={"model": model})
+    seeds = seeds_sent(model)
+    assert None not in seeds and len(set(seeds)) == 6  # 2 samples x 3 epochs, both steps of a sample alike
+    other = scripted_model()
+    run(config(tmp_path, epochs=3, seed=1), task=toy_task(2), models={"model": other})
+    assert set(seeds_sent(other)).isdisjoint(seeds)
+
+
+def _sampling_model(cache: ResponseCache, temperature: float) -> Model:
+    def reply(messages: Sequence[ChatMessage], settings: GenerateConfig) -> str:
+        return "A" if "Final letter" in messages[-1].content else f"draft seeded {settings.seed}"
+
+    return Model(ScriptedModel(reply), cache=cache, config=GenerateConfig(temperature=temperature))
+
+
+def test_epochs_at_a_temperature_are_independent_samples_and_not_served_from_cache(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    model = _sampling_model(cache, 0.9)
+    run(config(tmp_path, epochs=3), task=toy_task(2), models={"model": model})
+    assert model.stats.cache_hits == 0 and len(model.api.requests) == 12  # type: ignore[attr-defined]
+    store = RunStore(tmp_path / "runs.sqlite")
+    (run_id,) = [r.run_id for r in store.list_runs()]
+    drafts = {store.steps(run_id, "q0", e)[0][1]["output"]["text"] for e in range(3)}
+    assert len(drafts) == 3
+
+
+def test_greedy_epochs_share_the_cache_and_the_summary_says_so(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    model = _sampling_model(cache, 0)
+    greedy = config(tmp_path, epochs=3, concurrency=1)
+    result = run(greedy, task=toy_task(2), models={"model": model})
+    assert model.stats.calls == 12 and model.stats.cache_hits == 8
+    notes = summarize(RunStore(tmp_path / "runs.sqlite"), result.run.run_id).notes
+    assert notes and "temperature 0" in notes[0]
+
+
+def test_transport_options_are_not_identity_but_shuffle_and_model_are(tmp_path: Path) -> None:
+    task = toy_task(2)
+    first = run(config(tmp_path), task=task, models={"model": scripted_model()})
+    again = run(
+        config(tmp_path, concurrency=3, limit=2, model_args={"timeout": 5, "max_retries": 1}),
+        task=task,
+        models={"model": scripted_model()},
+    )
+    assert again.run.run_id == first.run.run_id and again.resumed
+    assert run(config(tmp_path, shuffle=False), task=task, models={"model": scripted_model()}).run.run_id != (
+        first.run.run_id
+    )
+    renamed = Model(ScriptedModel(lambda m, c: "A", name="scripted/other"))
+    assert run(config(tmp_path), task=task, models={"model": renamed}).run.run_id != first.run.run_id
+
+
+def test_an_interrupted_rescore_resumed_with_another_judge_never_reuses_the_first_judges_steps(
+    tmp_path: Path,
+) -> None:
+    from tests.runner.test_rescore_judges import VerdictJudge
+
+    result = run(config(tmp_path), task=toy_task(4), models={"model": scripted_model()})
+    store = str(tmp_path / "runs.sqlite")
+    calls = 0
+
+    def flaky_yes(_messages: Sequence[ChatMessage], _settings: GenerateConfig) -> str:
+        nonlocal calls
+        calls += 1
+        if calls > 3:
+            raise UsageError("judge A went away")
+        return "Verdict: YES"
+
+    judge_a = Model(ScriptedModel(flaky_yes, name="scripted/judge-a"))
+    first = rescore(store, result.run.run_id, [VerdictJudge()], {"judge": judge_a}, concurrency=1)
+    assert first.errors > 0
+    judge_b = Model(ScriptedModel(lambda m, c: "Verdict: NO", name="scripted/judge-b"))
+    rescore(store, result.run.run_id, [VerdictJudge()], {"judge": judge_b}, concurrency=1)
+    assert len(judge_b.api.requests) == 4 * 2  # type: ignore[attr-defined]  # every step asked again
+    by_b = [s.values["yes"] for *_key, s in RunStore(store).scores(result.run.run_id, "judge/verdicts[judge=judge-b]")]
+    assert by_b == [0.0] * 4
+
+
+def test_limit_reports_the_subset_asked_for_and_an_unknown_by_key_is_an_error(tmp_path: Path) -> None:
+    result = run(config(tmp_path), task=toy_task(6), models={"model": scripted_model()})
+    store = RunStore(tmp_path / "runs.sqlite")
+    subset = run(config(tmp_path, limit=2), task=toy_task(6), models={"model": scripted_model()})
+    assert subset.run.run_id == result.run.run_id and subset.sample_ids is not None
+    summary = summarize(store, result.run.run_id, samples=subset.sample_ids)
+    assert summary.generations == 2 and summary.metrics[0].n == 2
+    with pytest.raises(UsageError, match="no sample .* has the metadata key 'nope'"):
+        summarize(store, result.run.run_id, by="nope")
+
+
+def test_command_line_options_are_read_by_their_declared_type() -> None:
+    task = create_task("pubmedqa", system_prompt=OptionText("# Role: a careful reader"))
+    assert task.workflow.system_prompt == "# Role: a careful reader"  # type: ignore[attr-defined]
+    assert create_task("pubmedqa", system_prompt=OptionText("no")).workflow.system_prompt == "no"  # type: ignore[attr-defined]
+    brief = create_task("pubmedqa", system_prompt=OptionText("Note: be brief"))
+    assert brief.workflow.system_prompt == "Note: be brief"  # type: ignore[attr-defined]
+    assert create_task("pubmedqa", thinking=OptionText("no")).workflow.thinking is False  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"task_args.strategy.*expected 'direct' \| 'cot' \| 'cot-refine', got '\[x'"):
+        create_task("pubmedqa", strategy=OptionText("[x"))
+    with pytest.raises(ConfigError, match="task_args.k"):
+        create_task("mirage/medqa", k=True)
+    differs = create_task("pubmedqa", system_prompt=OptionText("# Role: x")).args
+    assert differs["system_prompt"] == "# Role: x" and create_task("pubmedqa").args["system_prompt"] is None
+
+
+def test_the_retrieval_index_contents_and_parameters_are_part_of_the_task_version(tmp_path: Path) -> None:
+    from ebmeval.rag import build_index
+
+    docs = [Document(id=f"d{i}", text=f"aspirin and outcome {i} in trial {i}") for i in range(20)]
+    build_index(docs, tmp_path / "a", "bm25")
+    build_index(docs[:-1], tmp_path / "b", "bm25")
+    build_index(docs, tmp_path / "c", "bm25", k1=0.9)
+    versions = {create_task("mirage/medqa", retrieval=str(tmp_path / name)).version for name in ("a", "b", "c")}
+    assert len(versions) == 3
+
+
+def test_a_schema_1_store_is_upgraded_in_place_with_the_same_metrics(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    shutil.copy(FIXTURES / "store_v1.sqlite", path)
+    store = RunStore(path)
+    pubmedqa = summarize(store, "1f3de71e0bf5")
+    assert [(m.scorer, m.metric, m.value, m.n) for m in pubmedqa.metrics] == [
+        ("accuracy", "accuracy", pytest.approx(4 / 6), 6)
+    ]
+    care = {(m.metric): (m.value, m.n) for m in summarize(store, "0dbe47b1447f").metrics if m.group is None}
+    assert care == {
+        "exact_match": (0.0, 4),
+        "f1": (pytest.approx(0.5166666666666666), 4),
+        "hamming": (pytest.approx(0.35416666666666663), 4),
+        "lca": (0.25, 4),
+    }
+    assert [s.spec["recorded_by"] for s in store.score_sets("1f3de71e0bf5")] == [
+        "schema 1, which kept no scorer settings or judge identity"
+    ]
+    store.close()
+    assert RunStore(path).score_sets("1f3de71e0bf5")[0].label == "accuracy"  # opening again changes nothing
