@@ -60,7 +60,7 @@ def test_every_command_on_the_page_runs(tmp_path: Path) -> None:
     runs = store.list_runs()
     assert sorted(r.task for r in runs) == ["example/evidence-quiz", "mine/evidence-quiz", "mine/evidence-quiz"]
     judged = {
-        r.config["roles"]["judge"]: m.value
+        r.config["roles"]["judge"]["model"]: m.value
         for r in runs
         if r.task.startswith("mine/")
         for m in summarize(store, r.run_id).metrics
