@@ -174,16 +174,18 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
     assert agreement.icc is not None
     report = collect(RunStore(store), [result.run.run_id])
     (table,) = [t for t in report.tables() if t.title == "Judge panel agreement"]
-    assert table.rows == [
+    shown = table.texts()
+    assert shown == [
         [
             report.labels[result.run.run_id],
             "3",
             "judge 4.00, judge2 " + f"{agreement.judge_means['judge2']:.2f}",
             f"{agreement.alpha.value:.3f}",
-            table.rows[0][4],
+            shown[0][4],
         ]
     ]
-    assert table.rows[0][4].startswith(f"{agreement.icc.value:.3f} [")
+    assert shown[0][4].startswith(f"{agreement.icc.value:.3f} [")
+    assert table.rows[0][3] == agreement.alpha.value  # cells keep their numbers
     feasible = run(config(store, "feasibility", feasibility_runs=2), models=models(ScriptedModel(reply_by_prompt())))
     path = tmp_path / "feasibility.jsonl"
     assert export_feasibility(store, feasible.run.run_id, path) == 3

@@ -31,6 +31,8 @@ from ..scorers.judges import (
 )
 from ..stats import BlandAltman, Estimate, TestResult, bland_altman, bootstrap_ci, cohen_kappa, pearson
 from ..store import RunStore
+from ..tables import Column, Table
+from ..tables import Estimate as Cell
 from ..tasks import Scorer
 
 STRATEGIES = ("steps-with-reference", "steps-with-reference-single", "steps-without-reference")
@@ -197,17 +199,22 @@ def _count_scored(store_path: str, run_id: str, scorer: Scorer, judge: Model) ->
 
 def format_table(rows: Sequence[SweepRow]) -> str:
     """The sweep as a Markdown table: strategy, judge, prompt, mean [95% CI], n, unparsed, wall time."""
-    lines = [
-        "| strategy | judge | prompt | mean [95% CI] | n | unparsed | wall s | newly scored |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    table = Table(
+        "",
+        [
+            "strategy",
+            "judge",
+            "prompt",
+            Column("mean [95% CI]", "estimate"),
+            Column("n", "number"),
+            Column("unparsed", "number"),
+            Column("wall s", "number", fmt="{:.1f}"),
+            Column("newly scored", "number"),
+        ],
+    )
     for r in rows:
-        ci = f" [{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if r.ci else ""
-        lines.append(
-            f"| {r.strategy} | {r.judge} | {r.prompt} | {r.mean:.3f}{ci} | {r.n} | {r.unparsed} | "
-            f"{r.wall_s:.1f} | {r.scored} |"
-        )
-    return "\n".join(lines)
+        table.add(r.strategy, r.judge, r.prompt, Cell(r.mean, r.ci), r.n, r.unparsed, r.wall_s, r.scored)
+    return table.markdown().rstrip("\n")
 
 
 @dataclass(frozen=True)

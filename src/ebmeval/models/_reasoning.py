@@ -37,4 +37,3 @@ def split_reasoning(text: str) -> tuple[str, str]:
 def strip_reasoning(text: str) -> str:
     """``text`` without thinking traces (the answer of :func:`split_reasoning`)."""
     return split_reasoning(text)[0]
-

@@ -40,6 +40,7 @@ from .._util.errors import DataError, UsageError
 from ..judges import json_in_text
 from ..models._reasoning import strip_reasoning
 from ..stats import bootstrap_ci
+from ..tables import Column, Estimate, Table
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
 
 if TYPE_CHECKING:
@@ -305,20 +306,18 @@ class MicroF1:
 
     def to_markdown(self) -> str:
         """The overall and per-type table."""
-
-        def cell(value: float | None) -> str:
-            return "–" if value is None else f"{value:.3f}"
-
-        lines = ["| type | TP | FP | FN | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
-        rows = [("**micro**", self.overall), *sorted(self.per_type.items())]
-        for name, c in rows:
-            lines.append(
-                f"| {name} | {c.tp} | {c.fp} | {c.fn} | {cell(c.precision)} | {cell(c.recall)} | {cell(c.f1)} |"
-            )
-        ci = f" (95% CI {self.f1_ci[0]:.3f}–{self.f1_ci[1]:.3f})" if self.f1_ci else ""
-        lines.append("")
-        lines.append(f"{self.samples} samples, {self.unparsed} unparsed replies; micro-F1 {cell(self.overall.f1)}{ci}.")
-        return "\n".join(lines)
+        table = Table(
+            "",
+            [
+                "type",
+                *[Column(name, "number") for name in ("TP", "FP", "FN", "precision", "recall", "F1")],
+            ],
+        )
+        for name, c in [("**micro**", self.overall), *sorted(self.per_type.items())]:
+            table.add(name, c.tp, c.fp, c.fn, c.precision, c.recall, c.f1)
+        f1 = Column("F1", "estimate", pair="(95% CI {}–{})")
+        summary = f"{self.samples} samples, {self.unparsed} unparsed replies; micro-F1 "
+        return table.markdown() + "\n" + summary + f1.text(Estimate(self.overall.f1, self.f1_ci)) + "."
 
 
 def micro_f1(

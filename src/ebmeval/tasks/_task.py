@@ -16,6 +16,7 @@ from ..models import GenerateConfig, Usage
 from ._context import SampleContext
 from ._identity import describe_value
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
+from ._task_file import task_file
 
 
 class WorkflowResult(BaseModel):
@@ -154,9 +155,6 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
 
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
-    from .. import benchmarks as _tasks  # noqa: F401  (built-in tasks register the scorers they use)
-    from .. import scorers as _scorers  # noqa: F401  (registers the general-purpose scorers)
-
     factory = scorer_registry.get(name)
     checked = check_options(factory, args, kind="scorer", name=name, prefix="scorer_args")
     try:
@@ -172,9 +170,7 @@ def create_task(name: str, **args: Any) -> Task:
     declared type; see :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown
     task and ``ConfigError`` for an option the factory does not take or a value of the wrong type.
     """
-    from .. import benchmarks as _builtin  # noqa: F401  (registers the built-in tasks)
-
-    factory = task_registry.get(name)
+    factory = task_registry.get(task_file(name))
     checked = check_options(factory, args, kind="task", name=name, prefix="task_args")
     try:
         built = factory(**checked)
