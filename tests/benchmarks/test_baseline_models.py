@@ -8,7 +8,7 @@ import pytest
 from ebmeval._util.errors import ConfigError, ModelError
 from ebmeval.models import GenerateConfig, get_model, user
 from ebmeval.models.providers.baseline import MULTI_MARK, SINGLE_MARK, answer_kind, baseline, prompt_options
-from ebmeval.prompts import qa
+from ebmeval.prompts import FORMAT_MULTI, FORMAT_SINGLE
 from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
 from ebmeval.tasks import Sample, create_task
@@ -84,8 +84,8 @@ SINGLE_PROMPT = qa_workflow("direct").render_prompts(SAMPLE)["direct"]
 
 def test_the_answer_format_sentences_are_the_templates() -> None:
     """The baselines tell single from multi by these sentences; a template change must update them."""
-    assert qa.FORMAT_SINGLE.render().startswith(SINGLE_MARK)
-    assert qa.FORMAT_MULTI.render().startswith(MULTI_MARK)
+    assert FORMAT_SINGLE.render().startswith(SINGLE_MARK)
+    assert FORMAT_MULTI.render().startswith(MULTI_MARK)
     assert answer_kind(SINGLE_PROMPT) == "single" and answer_kind(PROMPT) == "multi"
     bare = [user("Question?\n\nOptions:\nA. x\nB. y")]
     with pytest.raises(ModelError, match="answers=single"):

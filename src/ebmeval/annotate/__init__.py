@@ -6,7 +6,7 @@ tokens; ``revoke`` invalidates or rotates one; ``serve`` runs the app; ``export`
 ``agreement_report`` compares them with an automatic judge.
 """
 
-from ..report._human import AgreementReport, agreement_report
+from ..report import AgreementReport, agreement_report
 from . import _require  # noqa: F401  (raises MissingDependencyError without the web extra)
 from ._access import revoke
 from ._answers import FieldAgreement, Rating, agreement, save_answer, study_ratings

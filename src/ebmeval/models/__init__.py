@@ -1,7 +1,10 @@
 """Models: the :class:`Model` wrapper, providers, messages and the response cache."""
 
+from typing import Any
+
 from ._api import ModelAPI, model_providers, modelapi
 from ._cache import ResponseCache, cache_key, default_cache_dir
+from ._local_files import fetch_smollm2
 from ._model import DegenerateReplyError, Model, ModelStats, get_model, parse_model_spec
 from ._reasoning import split_reasoning, strip_reasoning
 from ._types import (
@@ -17,6 +20,8 @@ from ._types import (
 )
 
 __all__ = [
+    "fetch_smollm2",
+    "serve_model",
     "DegenerateReplyError",
     "ChatMessage",
     "GenerateConfig",
@@ -40,3 +45,12 @@ __all__ = [
     "system",
     "user",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``serve_model`` is imported on first use: it loads the llama.cpp engine module."""
+    if name == "serve_model":
+        from ._serve import serve_model
+
+        return serve_model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

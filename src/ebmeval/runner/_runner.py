@@ -13,8 +13,18 @@ from .._util.errors import EbmevalError, UsageError
 from .._util.hashing import stable_hash
 from ..models import Model, ResponseCache, Usage, get_model
 from ..store import RunRecord, RunStore, ScoreSet, collect_provenance
-from ..tasks import Generation, Sample, SampleContext, Scorer, Task, create_task, sample_seed
-from ..tasks._identity import model_identity, scorer_label, scorer_spec
+from ..tasks import (
+    Generation,
+    Sample,
+    SampleContext,
+    Scorer,
+    Task,
+    create_task,
+    model_identity,
+    sample_seed,
+    scorer_label,
+    scorer_spec,
+)
 from ._config import RunConfig
 
 

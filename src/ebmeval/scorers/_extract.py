@@ -80,7 +80,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models._reasoning import split_reasoning, strip_reasoning
+from ..models import split_reasoning, strip_reasoning
 from ..tasks import AnswerParser, ParsedAnswer, Sample
 
 

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from .._util.errors import DataError, UsageError
 from ..judges import json_in_text
-from ..models._reasoning import strip_reasoning
+from ..models import strip_reasoning
 from ..stats import bootstrap_ci
 from ..tables import Column, Estimate, Table
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer

@@ -22,8 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from .._util.errors import DataError
 from .._util.hashing import stable_hash
-from ..models import GenerateConfig
-from ..models._cache import default_cache_dir
+from ..models import GenerateConfig, default_cache_dir
 from ..tasks import Document, SampleContext, read_jsonl
 from ._prompts import NEGATE
 

@@ -23,10 +23,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, system, user
-from ..models._reasoning import strip_reasoning
-from ..prompts import PromptTemplate
-from ..prompts._qa import (
+from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reasoning, system, user
+from ..prompts import (
     CONTEXT,
     COT,
     DIRECT,
@@ -36,6 +34,7 @@ from ..prompts._qa import (
     OPTIONS,
     QUESTION,
     REFINE,
+    PromptTemplate,
 )
 from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
 
