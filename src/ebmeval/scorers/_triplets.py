@@ -41,7 +41,7 @@ from ..judges import json_in_text
 from ..models import strip_reasoning
 from ..stats import bootstrap_ci
 from ..tables import Column, Estimate, Table
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, run_metric, scorer
 
 if TYPE_CHECKING:
     from ..store import RunStore
@@ -338,17 +338,23 @@ def micro_f1(
         seed: Bootstrap seed.
     """
     run = store.get_run(run_id)
+    scores = [score for _sample_id, _epoch, _name, score in store.scores(run.run_id, scorer)]
+    if not scores:
+        raise UsageError(f"run {run.run_id} has no '{scorer}' scores; rescore it with `--scorer {scorer}`")
+    return micro_f1_of(scores, n_resamples=n_resamples, seed=seed)
+
+
+def micro_f1_of(scores: Sequence[Score], *, n_resamples: int = 2000, seed: int = 0) -> MicroF1:
+    """:func:`micro_f1` of the triplet scores of one run's samples."""
     rows: list[tuple[int, int, int]] = []
     per_type: dict[str, Counts] = {}
     unparsed = 0
-    for _sample_id, _epoch, _name, score in store.scores(run.run_id, scorer):
+    for score in scores:
         values = score.values
         rows.append((int(values["tp"] or 0), int(values["fp"] or 0), int(values["fn"] or 0)))
         unparsed += int(not score.metadata.get("parsed", True))
         for kind, (tp, fp, fn) in score.metadata.get("per_type", {}).items():
             per_type[kind] = per_type.get(kind, Counts()) + Counts(tp, fp, fn)
-    if not rows:
-        raise UsageError(f"run {run.run_id} has no '{scorer}' scores; rescore it with `--scorer {scorer}`")
     table: NDArray[np.float64] = np.array(rows, dtype=float)
     overall = Counts(*(int(x) for x in table.sum(axis=0)))
 
@@ -366,3 +372,17 @@ def micro_f1(
         estimate = bootstrap_ci(np.arange(len(rows), dtype=float), f1_of, n_resamples=n_resamples, seed=seed)
         ci = estimate.ci
     return MicroF1(overall, dict(sorted(per_type.items())), ci, len(rows), unparsed)
+
+
+@run_metric("triplet-f1")
+def corpus_metrics(scores: Sequence[Score]) -> dict[str, tuple[float | None, tuple[float, float] | None]]:
+    """The headline metrics of extraction: corpus micro-F1 (with its bootstrap CI), precision and recall."""
+    if not scores:
+        return {}
+    found = micro_f1_of(scores)
+    overall = found.overall
+    return {
+        "micro_f1": (overall.f1, found.f1_ci),
+        "micro_precision": (overall.precision, None),
+        "micro_recall": (overall.recall, None),
+    }

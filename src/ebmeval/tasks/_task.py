@@ -142,6 +142,22 @@ def task(name: str) -> Callable[[TaskFactory], TaskFactory]:
     return task_registry.register(name)
 
 
+RunMetric = Callable[[Sequence[Score]], dict[str, tuple[float | None, tuple[float, float] | None]]]
+"""A scorer's run-level metrics: from all its scores of a run, metric name → (value, 95% CI)."""
+
+run_metric_registry: Registry[RunMetric] = Registry("run metric")
+"""Run-level metrics by the name of the scorer that declares them."""
+
+
+def run_metric(scorer_name: str) -> Callable[[RunMetric], RunMetric]:
+    """Declare the run-level metrics of the scorer named ``scorer_name`` (e.g. micro-F1 over samples).
+
+    Every summary of a run (``show``, ``run --json``, ``report``) lists them beside the per-sample
+    means, computed from all the scores of that scorer's score set.
+    """
+    return run_metric_registry.register(scorer_name)
+
+
 ScorerFactory = Callable[..., Scorer]
 
 scorer_registry: Registry[ScorerFactory] = Registry("scorer")
