@@ -65,7 +65,7 @@ class Report:
         return tables
 
     def metrics_table(self) -> Table:
-        """Each metric of each run with its CI, n, unparsed count, tokens, latency and cost."""
+        """Each metric of each run with its CI, n, unparsed and truncated counts, tokens, latency and cost."""
         table = Table(
             "Metrics (mean with 95% bootstrap CI)",
             [
@@ -77,6 +77,8 @@ class Report:
                 Column("n", "number"),
                 Column("missing", "number"),
                 Column("unparsed", "number"),
+                Column("truncated", "number"),
+                Column("failing", "number"),
                 Column("tokens in/out", "interval", fmt="{:,}", pair="{}/{}", parts=("tokens in", "tokens out")),
                 Column("s/sample", "number", fmt="{:.2f}"),
                 Column("cost", "number", fmt="${:.4f}"),
@@ -97,13 +99,19 @@ class Report:
                     m.n,
                     m.missing,
                     summary.unparsed,
+                    summary.truncated,
+                    summary.failing,
                     (summary.usage.input_tokens, summary.usage.output_tokens),
                     summary.mean_latency,
                     cost,
                 )
         table.notes.append(
-            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean."
+            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
+            "truncated: answers whose model call stopped at its token limit; failing: samples whose last "
+            "attempt failed (no answer stored, retried by a re-run)."
         )
+        for run in self.runs:
+            table.notes.extend(f"{self.labels[run.run_id]}: {note}" for note in self.summaries[run.run_id].notes)
         return table
 
     def pivot_table(self) -> Table:
