@@ -10,12 +10,13 @@ from typer.testing import CliRunner
 import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, ModelError, UnknownNameError
 from ebmeval.cli._app import app
+from ebmeval.judges import panel_agreement
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.report import collect
 from ebmeval.runner import RunConfig, run
 from ebmeval.store import RunStore
-from ebmeval.synthesis import export_feasibility, panel_agreement, synthesis_contrasts, synthesis_table
+from ebmeval.synthesis import export_feasibility, synthesis_contrasts, synthesis_table
 from ebmeval.tasks import create_task
 
 from .helpers import reply_by_prompt

@@ -41,8 +41,9 @@ def table(
 ) -> None:
     """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
     from .._util.errors import ConfigError
+    from ..judges import panel_agreement
     from ..report import panel_table
-    from ..synthesis import METRICS, panel_agreement, synthesis_contrasts, synthesis_table
+    from ..synthesis import METRICS, synthesis_contrasts, synthesis_table
     from ..tables import Column, Estimate, Table
 
     metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]

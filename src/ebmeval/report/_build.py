@@ -10,9 +10,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._util.hashing import stable_hash
+from ..judges import PanelAgreement, panel_agreement, panel_score_sets
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
-from ..synthesis import PanelAgreement, RubricPanel, panel_agreement
 from ..tables import Column, Estimate, Table
 from ._compare import Contrast, compare_runs
 from ._human import AgreementReport, agreement_report
@@ -297,9 +297,9 @@ def collect(
     recall = {r.run_id: curve for r in runs if (curve := recall_curve(store, r.run_id))}
     comparisons = [agreement_report(store.path, h.study, judge=h.scorer, metric=h.metric, field=h.field) for h in human]
     panels = {
-        run_id: panel_agreement(store.path, run_id)
-        for run_id, summary in summaries.items()
-        if any(s.name == RubricPanel.name for s in summary.score_sets)
+        run.run_id: panel_agreement(store.path, run.run_id, panel.label)
+        for run in runs
+        for panel in panel_score_sets(store, run.run_id)[:1]
     }
     return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
 

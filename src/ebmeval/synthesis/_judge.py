@@ -5,16 +5,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .._util.errors import ConfigError, UsageError
 from ..judges import ask
 from ..models import GenerateConfig
-from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alpha
-from ..store import RunStore
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
 from ._prompts import RUBRIC, RUBRIC_RETRY, RUBRIC_RETRY_SCHEMA
@@ -121,7 +116,7 @@ class RubricPanel:
     ``--role judge2=SPEC`` like any role (so its calls are cached, configured and recorded in the
     run's provenance). Values: ``rubric/<judge>`` per judge and ``rubric_mean`` = (1/m) Σ_j s_j
     over the m judges whose score parsed. Agreement across items is computed from the stored
-    per-judge values by :func:`panel_agreement`.
+    per-judge values by :func:`ebmeval.judges.panel_agreement`.
     """
 
     name = "judge/rubric-panel"
@@ -170,59 +165,6 @@ class RubricPanel:
                 "prompt": RUBRIC.id,
             },
         )
-
-
-@dataclass
-class PanelAgreement:
-    """Inter-judge agreement of a panel over the items of one run."""
-
-    judges: list[str]
-    n_items: int
-    judge_means: dict[str, float]
-    alpha: Estimate | None
-    """Krippendorff's alpha, ordinal metric, over every item with at least two scores."""
-    icc: TestResult | None
-    """ICC(A,1) over the items every judge scored."""
-    notes: list[str]
-    """Why a statistic is missing, when it is."""
-
-
-def panel_agreement(store_path: str | Path, run_id: str, scorer_name: str = RubricPanel.name) -> PanelAgreement:
-    """Agreement of the panel judges from their stored per-judge scores.
-
-    Builds the (items × judges) table of ``rubric/<judge>`` values (NaN where unparsed) and
-    reports Krippendorff's alpha (ordinal) and, on complete rows, ICC(A,1) (two-way random,
-    absolute agreement, single rater) from :mod:`ebmeval.stats`.
-    """
-    store = RunStore(store_path)
-    try:
-        run = store.get_run(run_id)
-        rows = [score.values for _, _, _, score in store.scores(run.run_id, scorer_name)]
-    finally:
-        store.close()
-    judges = sorted({k.split("/", 1)[1] for row in rows for k in row if k.startswith("rubric/")})
-    table = np.array([[np.nan if r.get(f"rubric/{j}") is None else r[f"rubric/{j}"] for j in judges] for r in rows])
-    notes: list[str] = []
-    alpha: Estimate | None = None
-    result: TestResult | None = None
-    means: dict[str, float] = {}
-    if table.size:
-        for position, judge in enumerate(judges):
-            column = table[:, position]
-            if np.any(~np.isnan(column)):
-                means[judge] = float(np.nanmean(column))
-        try:
-            alpha = krippendorff_alpha(table, metric="ordinal")
-        except StatsInputError as exc:
-            notes.append(f"alpha: {exc}")
-        complete = table[~np.any(np.isnan(table), axis=1)]
-        try:
-            result = icc(complete, "A,1")
-        except StatsInputError as exc:
-            notes.append(f"icc: {exc}")
-    else:
-        notes.append(f"no '{scorer_name}' scores in run {run_id}")
-    return PanelAgreement(judges=judges, n_items=len(rows), judge_means=means, alpha=alpha, icc=result, notes=notes)
 
 
 class RetrievalRecall:
