@@ -44,7 +44,7 @@ processor\t: 1
 flags\t\t: fpu
 """
 
-FAKE_SERVER = '''
+FAKE_SERVER = """
 import http.server, json, os, sys
 args = sys.argv[1:]
 if args == ["--version"]:
@@ -82,7 +82,7 @@ server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 print("main: system_info: n_threads = 1 | CPU : AVX2 = 1 | AVX512 = 1 |", file=sys.stderr, flush=True)
 print(f"srv  main: listening on http://127.0.0.1:{server.server_address[1]}", file=sys.stderr, flush=True)
 server.serve_forever()
-'''
+"""
 
 
 def fake_binary(path: Path) -> Path:
