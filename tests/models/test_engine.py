@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import stat
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -367,3 +368,31 @@ def test_verify_binary_reads_version_system_info_and_a_reply(tmp_path: Path, mod
     not_a_server.chmod(0o755)
     with pytest.raises(EngineBuildError, match="--version failed"):
         verify_binary(not_a_server, model_file)
+
+
+def ebmeval(*args: str) -> subprocess.CompletedProcess[str]:
+    """The ``ebmeval`` command in a child process (which inherits this test's cache directory)."""
+    command = [sys.executable, "-c", "from ebmeval.cli import main; main()", *args]
+    env = {**os.environ, "COLUMNS": "400"}  # long paths stay on one line
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, env=env)
+
+
+def test_engine_status_command_tells_which_engine_runs() -> None:
+    before = ebmeval("engine", "status", "--json")
+    assert before.returncode == 0 and json.loads(before.stdout) == {"default_engine": "xllamacpp", "native": None}
+    _install_record(native_dir())
+    fake_binary(native_dir() / "llama-server")
+    after = json.loads(ebmeval("engine", "status", "--json").stdout)
+    assert after["default_engine"] == "native"
+    assert after["native"]["engine"] == "llama.cpp native 42 (abc1234)" and after["native"]["build_seconds"] == 600.0
+
+
+def test_engine_build_command_reports_a_failure_with_exit_status_1(tmp_path: Path) -> None:
+    broken = tmp_path / "llama_cpp_python-1.0.tar.gz"
+    with tarfile.open(broken, "w:gz"):
+        pass
+    result = ebmeval("engine", "build", "--source", str(broken))
+    assert result.returncode == 1
+    errors = " ".join(result.stderr.split())
+    assert "no vendor/llama.cpp tree" in errors and "build.log" in errors
+    assert load_native_engine() is None
