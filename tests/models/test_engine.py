@@ -29,6 +29,7 @@ from ebmeval.models._engine import (
     cpu_features,
     download_command,
     engines_dir,
+    features_beyond_prebuilt,
     load_native_engine,
     native_dir,
     server_command,
@@ -157,6 +158,15 @@ def test_cpu_features_reads_the_first_flags_line_in_a_fixed_order() -> None:
         "amx_int8",
     )
     assert cpu_features("processor : 0\n") == ()
+    assert features_beyond_prebuilt(cpu_features(CPUINFO)) == (
+        "avx512f",
+        "avx512bw",
+        "avx512vl",
+        "avx512_vnni",
+        "amx_tile",
+        "amx_int8",
+    )
+    assert features_beyond_prebuilt(("sse3", "avx", "avx2", "fma")) == ()
 
 
 def test_command_lines_build_only_the_server_with_native_flags(tmp_path: Path) -> None:

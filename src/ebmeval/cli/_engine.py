@@ -42,6 +42,7 @@ def build(
     console.print(f"built {engine.provenance()['engine']} in {engine.build_seconds:.0f} s: {engine.binary}")
     console.print(f"instructions: {engine.system_info or 'not reported'}")
     console.print("local models now run on it; --model-arg engine=xllamacpp chooses the prebuilt engine")
+    _note_gain(engine.cpu_features)
 
 
 @engine_app.command("status")
@@ -64,6 +65,19 @@ def status(as_json: JsonOption = False) -> None:
     console.print(f"built {engine.built_at} in {engine.build_seconds:.0f} s from {engine.source}")
     console.print(f"instructions: {engine.system_info or 'not reported'}")
     console.print("local models run on it by default; --model-arg engine=xllamacpp chooses the prebuilt engine")
+    _note_gain(engine.cpu_features)
+
+
+def _note_gain(features: tuple[str, ...]) -> None:
+    from ..models._engine import features_beyond_prebuilt
+
+    extra = features_beyond_prebuilt(features)
+    if extra:
+        console.print(f"this CPU has {' '.join(extra)}, which the prebuilt engine does not use")
+    else:
+        console.print(
+            "note: this CPU has no instructions beyond the prebuilt engine's (AVX2), so expect little or no gain"
+        )
 
 
 def _record(binary: Path, provenance: dict[str, Any], build_seconds: float) -> dict[str, Any]:

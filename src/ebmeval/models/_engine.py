@@ -75,6 +75,9 @@ CPU_FEATURES = (
 )
 """The x86 feature flags (as ``/proc/cpuinfo`` names them) that llama.cpp's CPU kernels use."""
 
+PREBUILT_FEATURES = ("sse3", "ssse3", "avx", "avx2", "f16c", "fma", "bmi2")
+"""What the prebuilt ``xllamacpp`` wheel is compiled for (its ``get_system_info()``)."""
+
 _LISTENING = re.compile(r"listening on (http://\S+)")
 
 
@@ -144,6 +147,11 @@ def cpu_features(cpuinfo: str | None = None) -> tuple[str, ...]:
     if "pni" in flags:
         flags.add("sse3")
     return tuple(name for name in CPU_FEATURES if name in flags)
+
+
+def features_beyond_prebuilt(features: Sequence[str]) -> tuple[str, ...]:
+    """The ``features`` the prebuilt wheel does not use; a native build can only gain where there are some."""
+    return tuple(name for name in features if name not in PREBUILT_FEATURES)
 
 
 def load_native_engine(directory: Path | None = None, *, features: Sequence[str] | None = None) -> NativeEngine | None:
