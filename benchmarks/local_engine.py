@@ -167,6 +167,43 @@ def save(key: str, rows: list[dict[str, Any]], settings: dict[str, Any]) -> None
     RESULTS.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
+def _median(rows: list[dict[str, Any]], key: str) -> str:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return f"{statistics.median(values):.1f}" if values else "–"
+
+
+def report() -> str:
+    """The saved results as Markdown tables: medians over repeats, with each run's load."""
+    data = json.loads(RESULTS.read_text(encoding="utf-8"))
+    lines: list[str] = []
+    if "main_job" in data:
+        job = data["main_job"]
+        lines += [f"PubMedQA, {job['limit']} questions, `{job['model']}`, measured {job['measured_at']}:", ""]
+        lines += ["| engine | runs | wall s | prompt tok/s | decode tok/s | load |", "|---|---|---|---|---|---|"]
+        for engine in dict.fromkeys(r["engine"] for r in job["rows"]):
+            rows = [r for r in job["rows"] if r["engine"] == engine]
+            cells = [_median(rows, k) for k in ("wall_s", "prompt_tok_s", "decode_tok_s")]
+            loads = ", ".join(f"{r['load']:.1f}" for r in rows)
+            lines.append(f"| {engine} | {len(rows)} | {' | '.join(cells)} | {loads} |")
+        lines.append("")
+    if "slots" in data:
+        slots = data["slots"]
+        lines += [
+            f"{slots['requests']} requests × {slots['max_tokens']} tokens, `{slots['model']}`, "
+            f"measured {slots['measured_at']}:",
+            "",
+            "| engine | slots | decode tok/s (all slots) | per request tok/s | load |",
+            "|---|---|---|---|---|",
+        ]
+        for engine in dict.fromkeys(r["engine"] for r in slots["rows"]):
+            for n in sorted({r["slots"] for r in slots["rows"]}):
+                rows = [r for r in slots["rows"] if r["engine"] == engine and r["slots"] == n]
+                cells = [_median(rows, k) for k in ("decode_tok_s", "per_request_decode_tok_s")]
+                loads = ", ".join(f"{r['load']:.1f}" for r in rows)
+                lines.append(f"| {engine} | {n} | {' | '.join(cells)} | {loads} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -180,10 +217,14 @@ def main() -> None:
         command.add_argument("--engines", nargs="+", default=["xllamacpp", "native"])
         command.add_argument("--repeats", type=int, default=2)
         command.add_argument("--model", default="local", help="local, local:smollm2 or local:/path/model.gguf")
+    sub.add_parser("report")
     one = sub.add_parser("one")
     one.add_argument("spec", nargs="+")
     args = parser.parse_args()
 
+    if args.command == "report":
+        print(report())
+        return
     if args.command == "one":
         kind, engine, model, *numbers = args.spec
         values = [int(n) for n in numbers]
