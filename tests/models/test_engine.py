@@ -208,10 +208,10 @@ def test_server_command_gives_each_slot_its_own_window(tmp_path: Path) -> None:
         port=0,
         alias="m",
     )
-    pairs = dict(zip(command[1::2], command[2::2], strict=False))
+    pairs = {flag: command[command.index(flag) + 1] for flag in command if flag.startswith("--")}
     assert pairs["--ctx-size"] == "4096" and pairs["--parallel"] == "4"
     assert pairs["--threads"] == pairs["--threads-batch"] == "2"
-    assert pairs["--port"] == "0" and "--alias" in command
+    assert pairs["--port"] == "0" and "--alias" in command and "--no-kv-unified" in command
     assert not any("key" in part for part in command)
 
 

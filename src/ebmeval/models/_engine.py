@@ -388,7 +388,10 @@ def verify_binary(binary: Path, model: Path) -> tuple[str, str, str]:
     """
     version = binary_version(binary)
     try:
-        server = start_native_server(binary, model, n_ctx=512, n_parallel=1, n_threads=1, startup_timeout=120)
+        # Trace verbosity makes llama.cpp log its system_info line (the instructions compiled in).
+        server = start_native_server(
+            binary, model, n_ctx=512, n_threads=1, startup_timeout=120, extra_args=("--verbosity", "4")
+        )
     except RuntimeError as exc:
         raise EngineBuildError(f"the built server did not start: {exc}") from None
     try:
@@ -477,8 +480,12 @@ def server_command(
     port: int,
     alias: str | None,
 ) -> list[str]:
-    """The ``llama-server`` command line: ``n_parallel`` slots of ``n_ctx`` tokens each."""
-    command = [str(binary), "--model", str(model), "--ctx-size", str(n_ctx * n_parallel)]
+    """The ``llama-server`` command line: ``n_parallel`` slots of ``n_ctx`` tokens each.
+
+    The KV cache is split per slot (``--no-kv-unified``), as ``xllamacpp`` does, so a
+    request gets the same window on either engine.
+    """
+    command = [str(binary), "--model", str(model), "--ctx-size", str(n_ctx * n_parallel), "--no-kv-unified"]
     command += ["--parallel", str(n_parallel), "--threads", str(n_threads), "--threads-batch", str(n_threads)]
     command += ["--host", host, "--port", str(port), "--no-webui"]
     if alias:
@@ -498,10 +505,12 @@ def start_native_server(
     api_key: str | None = None,
     alias: str | None = None,
     startup_timeout: float = 300.0,
+    extra_args: Sequence[str] = (),
 ) -> NativeServer:
     """Start ``binary`` on ``model`` and wait until it has loaded the model.
 
     Port 0 picks a free port. The API key travels in the environment, not on the command line.
+    ``extra_args`` are appended to :func:`server_command`'s line.
 
     Raises:
         RuntimeError: The server exited or was not ready within ``startup_timeout`` seconds;
@@ -510,6 +519,7 @@ def start_native_server(
     command = server_command(
         binary, model, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads, host=host, port=port, alias=alias
     )
+    command += extra_args
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_")}
     if api_key:
         env["LLAMA_API_KEY"] = api_key
