@@ -350,7 +350,7 @@ def test_native_server_speaks_chat_and_keeps_the_key_off_the_command_line(tmp_pa
     try:
         assert isinstance(server, NativeServer) and server.listening_address.startswith("http://127.0.0.1:")
         data = server.handle_chat_completions({"messages": [{"role": "user", "content": "hi"}]})
-        assert "--ctx-size 512 --parallel 2" in data["choices"][0]["message"]["content"]
+        assert "--ctx-size 512 --no-kv-unified --parallel 2" in data["choices"][0]["message"]["content"]
         assert "s3cret" not in data["choices"][0]["message"]["content"]
         error = server.handle_chat_completions({"messages": [{"role": "user", "content": "too long"}]})
         assert error["error"]["type"] == "exceed_context_size_error"
