@@ -26,8 +26,8 @@ def test_building_a_local_model_is_fast_and_loads_nothing() -> None:
     assert api.name == "llamacpp/smollm2-135m-instruct-q4_1"
     assert api.context_length == 8192 and api.max_concurrency == 1
     assert api.describe()["sha256"] == SMOLLM2_SHA256
-    assert "engine" not in api.describe()
-    assert api.provenance()["engine"].startswith("xllamacpp ")
+    assert api.describe()["engine"] == api.provenance()["engine"] and api.describe()["n_ctx"] == 8192
+    assert api.provenance()["engine"].startswith("xllamacpp ") and "n_threads" not in api.describe()
     assert api._server is None
 
 

@@ -176,7 +176,9 @@ def run(
         task=task.name,
         model=models["model"].name,
         seed=config.seed,
-        provenance=collect_provenance({role: m.api.describe() for role, m in models.items()}),
+        provenance=collect_provenance(
+            {role: {**m.api.describe(), "settings": m.api.provenance()} for role, m in models.items()}
+        ),
     )
     run_id = run_record.run_id
     store.acquire(run_id)

@@ -226,8 +226,13 @@ class LlamaCppModel(ModelAPI):
         self._tokenize_client: httpx.Client | None = None
 
     def describe(self) -> dict[str, Any]:
-        """The model's identity: name and file sha256 (the same whichever engine runs it)."""
-        return {"name": self.name, "sha256": self.file.sha256}
+        """The model's identity: name, file sha256, context window and engine.
+
+        The window decides how long inputs are cut; the engine (xllamacpp or a native build, and
+        its version) runs other kernels, whose floating-point sums may differ. Both can change a
+        reply, so both key the response cache and the run. Threads and slots do not.
+        """
+        return {"name": self.name, "sha256": self.file.sha256, "n_ctx": self.n_ctx, "engine": self._engine}
 
     def provenance(self) -> dict[str, Any]:
         """How the model is run: the engine (and, for a native build, its flags and CPU) and the settings."""
