@@ -8,7 +8,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from .._util.errors import UsageError
-from ._models import AccessSession, Annotator, Study, aware, make_engine, utcnow
+from ._models import AccessSession, Annotator, Study, aware, find_study, make_engine, utcnow
 from ._security import hash_token, new_token
 
 SESSION_DAYS = 90
@@ -60,10 +60,7 @@ def revoke(db: str, study: str, *, annotator: str | None = None, new_link: bool 
     engine = make_engine(db)
     try:
         with Session(engine) as session:
-            row = session.scalar(select(Study).where(Study.slug == study))
-            if row is None:
-                known = ", ".join(session.scalars(select(Study.slug))) or "none"
-                raise UsageError(f"no study '{study}' in {db} (studies: {known})")
+            row = find_study(session, db, study)
             token = new_token()
             sessions = delete(AccessSession).where(AccessSession.study_id == row.id)
             if annotator is None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, MissingDependencyError, UsageError
 from ..store import RunStore
 from ._answers import Rating, study_ratings
-from ._models import Study, make_engine
+from ._models import Study, find_study, make_engine
 
 """The run-store table of human scores: one row per (run, sample, epoch, study, annotator, field, opponent);
 ``opponent`` is the other system of a pairwise comparison and empty for the other forms."""
@@ -21,10 +20,7 @@ def _ratings(db: str, study: str) -> tuple[Study, list[Rating], dict[str, str | 
     engine = make_engine(db)
     try:
         with Session(engine) as session:
-            row = session.scalar(select(Study).where(Study.slug == study))
-            if row is None:
-                known = ", ".join(session.scalars(select(Study.slug))) or "none"
-                raise UsageError(f"no study '{study}' in {db} (studies: {known})")
+            row = find_study(session, db, study)
             ratings = study_ratings(session, row)
             runs = {s.name: s.run_id for s in row.systems}
             epochs = {i.item_key: i.epoch for i in row.items}

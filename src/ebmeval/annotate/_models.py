@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Engine, ForeignKey, String, Text, UniqueConstraint, create_engine, event
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy import JSON, Engine, ForeignKey, String, Text, UniqueConstraint, create_engine, event, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+from .._util.errors import UsageError
 
 
 def utcnow() -> datetime:
@@ -225,3 +227,12 @@ def make_engine(db: str) -> Engine:
         engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     Base.metadata.create_all(engine)
     return engine
+
+
+def find_study(session: Session, db: str, slug: str) -> Study:
+    """The study named ``slug``; ``UsageError`` listing the studies of ``db`` when there is none."""
+    row = session.scalar(select(Study).where(Study.slug == slug))
+    if row is None:
+        known = ", ".join(session.scalars(select(Study.slug))) or "none"
+        raise UsageError(f"no study '{slug}' in {db} (studies: {known})")
+    return row
