@@ -31,10 +31,9 @@ async def test_long_article_is_truncated_to_the_real_window(smollm2: Model) -> N
     record = result.metadata["context"]
     assert record["truncated"] is True and record["document_tokens"] > 1024
     (step,) = ctx.steps
-    payload = ctx.memo.get_step(step)
-    assert payload is not None
-    usage = payload["output"]["usage"]
-    assert usage["input_tokens"] + 32 <= 1024
+    (output,) = ctx.outputs  # the one call, recorded in the memo under its request
+    assert [name for name, _request in ctx.memo.steps] == [step]  # type: ignore[attr-defined]
+    assert output.usage.input_tokens + 32 <= 1024
 
 
 async def test_letter_probabilities_from_real_logprobs(smollm2: Model) -> None:

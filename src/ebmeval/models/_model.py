@@ -87,7 +87,7 @@ class Model:
             hit = self.cache.get(key)
             if hit is not None:
                 self.stats.cache_hits += 1
-                return hit
+                return checked_reply(hit)  # a cache written by an older release may hold empty replies
         try:
             async with self._semaphore:
                 output = checked_reply(await self.api.generate(chat, merged))
