@@ -21,9 +21,10 @@ def test_build_load_search_roundtrip(corpus: list[Document], tmp_path: Path) -> 
     assert manifest.format_version == FORMAT_VERSION
     assert "bm25s" in manifest.libraries and manifest.created.endswith("+00:00")
     assert set(manifest.arrays) >= {"data.csc.index.npy", "documents.offsets.npy"}
+    assert manifest.corpus_path == "."
     assert read_manifest(tmp_path / "ix") == manifest
+    assert isinstance(load_index(tmp_path / "ix").documents, DocumentStore)
     retriever = load_index(tmp_path / "ix", corpus=corpus)
-    assert isinstance(retriever.documents, DocumentStore)
     hits = search(retriever, "metformin", k=2)
     assert [h.document for h in hits] == [corpus[2]]
     assert [h.document.id for h in search(tmp_path / "ix", "aspirin bleeding")] == ["d2"]
@@ -61,7 +62,7 @@ def test_edited_documents_are_refused(corpus: list[Document], tmp_path: Path) ->
     info = json.loads((tmp_path / "ix" / "corpus.json").read_text())
     info["fingerprint"]["hash"] = "0" * 64
     (tmp_path / "ix" / "corpus.json").write_text(json.dumps(info))
-    with pytest.raises(IndexMismatchError, match="stored documents differ"):
+    with pytest.raises(IndexMismatchError, match="corpus given has 5 documents with hash 000000000000"):
         load_index(tmp_path / "ix")
 
 

@@ -42,7 +42,7 @@ from .evaluation import (
     retrieval_table,
 )
 from .fusion import reciprocal_rank_fusion, weighted_score_fusion
-from .index import IndexManifest, build_index, load_index, search
+from .index import IndexManifest, build_index, index_identity, load_index, search
 from .rerank import CrossEncoderReranker, LLMPointwiseReranker, Reranker, get_reranker, rerankers
 from .retrievers import (
     BM25Retriever,
@@ -88,6 +88,7 @@ __all__ = [
     "evaluate_retrieval",
     "get_reranker",
     "get_retriever",
+    "index_identity",
     "ingest",
     "load_benchmark",
     "load_corpus",

@@ -57,6 +57,23 @@ class IndexedRetriever(ABC):
     def build(cls, *args: Any, **params: Any) -> Self:
         """Index ``documents`` (the first argument) in memory; ``params`` are the retriever's options."""
 
+    @classmethod
+    def build_on_disk(cls, *args: Any, **params: Any) -> Self:
+        """Index ``documents`` (first argument) writing the arrays into ``folder`` (second); returns the retriever.
+
+        The default builds in memory and saves; retrievers whose index outgrows memory
+        (``bm25``, ``dense``) override it to stream.
+        """
+        documents, folder = args
+        built = cls.build(documents, **params)
+        built.save(folder)
+        return built
+
+    @classmethod
+    def disk_options(cls) -> Callable[..., Any]:
+        """The callable whose keyword-only parameters are this retriever's options when built on disk."""
+        return cls.build_on_disk if "build_on_disk" in vars(cls) else cls.build
+
     @abstractmethod
     def params(self) -> dict[str, Any]:
         """The build parameters, JSON-serialisable; ``load`` receives them back."""
@@ -88,6 +105,10 @@ class IndexedRetriever(ABC):
     def encoders(self) -> list[EncoderInfo]:
         """The text encoders this index depends on (none for lexical indexes)."""
         return []
+
+    def report(self) -> dict[str, Any]:
+        """What building measured, recorded in the manifest (none by default)."""
+        return {}
 
 
 retrievers: Registry[type[IndexedRetriever]] = Registry("retriever")
