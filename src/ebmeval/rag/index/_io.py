@@ -29,6 +29,7 @@ from ..corpus import (
     write_store,
 )
 from ..retrievers import Encoder, IndexedRetriever, IndexMismatchError, Retriever, check_options, retrievers
+from ..retrievers._dense_disk import SHARDS_FILE
 from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, CorpusFiles, IndexManifest
 
 _LIBRARIES = ("bm25s", "PyStemmer", "faiss-cpu", "sentence-transformers", "torch", "numpy")
@@ -68,6 +69,11 @@ class _CheckedCorpus(Sequence[Document]):
 
     def __len__(self) -> int:
         return len(self.store)
+
+    @property
+    def fingerprint(self) -> CorpusFingerprint:
+        """The fingerprint the corpus records (checked against its content by :meth:`finish`)."""
+        return self.store.fingerprint
 
     @overload
     def __getitem__(self, index: int) -> Document: ...
@@ -115,6 +121,11 @@ class _CheckedCorpus(Sequence[Document]):
                 )
 
 
+def _unfinished(folder: Path) -> bool:
+    """Whether ``folder`` holds an interrupted build that can continue (embedding shards, no manifest)."""
+    return not (folder / MANIFEST_FILE).exists() and any(folder.rglob(SHARDS_FILE))
+
+
 def _files(store: DocumentStore) -> CorpusFiles:
     stat = (store.path / DOCUMENTS_FILE).stat()
     return CorpusFiles(size=stat.st_size, mtime_ns=stat.st_mtime_ns)
@@ -142,7 +153,7 @@ def build_index(
     folder = Path(output)
     if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
         raise ConfigError("output", f"{folder} is the corpus folder; write the index to another folder")
-    if folder.exists() and any(folder.iterdir()):
+    if folder.exists() and any(folder.iterdir()) and not _unfinished(folder):
         if not (folder / MANIFEST_FILE).exists():
             raise ConfigError("output", f"{folder} exists and is not an index folder; choose an empty folder")
         if not overwrite:
@@ -163,7 +174,8 @@ def build_index(
         built = cls.build_on_disk(checked, folder, **options)
         checked.finish()
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        if not _unfinished(folder):  # finished embedding shards are kept for the next attempt
+            shutil.rmtree(folder, ignore_errors=True)
         raise
     arrays = {}
     for file in sorted(folder.rglob("*.npy")):
