@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 from pydantic import ValidationError
@@ -28,7 +28,15 @@ from ..corpus import (
     corpus_fingerprint,
     write_store,
 )
-from ..retrievers import Encoder, IndexedRetriever, IndexMismatchError, Retriever, check_options, retrievers
+from ..retrievers import (
+    DenseRetriever,
+    Encoder,
+    IndexedRetriever,
+    IndexMismatchError,
+    Retriever,
+    check_options,
+    retrievers,
+)
 from ..retrievers._dense_disk import SHARDS_FILE
 from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, CorpusFiles, IndexManifest
 
@@ -121,6 +129,29 @@ class _CheckedCorpus(Sequence[Document]):
                 )
 
 
+def _ray_encoder(
+    corpus: Sequence[Document] | str | Path,
+    cls: type[IndexedRetriever],
+    options: dict[str, Any],
+    address: str | None,
+    workers: int | None,
+) -> Any:
+    if not issubclass(cls, DenseRetriever):
+        raise ConfigError("engine", "the ray engine encodes dense indexes; bm25 builds in one stream on one machine")
+    if not isinstance(corpus, str | Path):
+        raise ConfigError("corpus", "the ray engine reads a corpus folder (from `ebmeval corpus ingest`), not a list")
+    from ._ray import ray_shard_encoder
+
+    return ray_shard_encoder(
+        Path(corpus).resolve(),
+        model=options.get("model"),
+        batch_size=options.get("batch_size", 64),
+        document_prefix=options.get("document_prefix", ""),
+        address=address,
+        workers=workers,
+    )
+
+
 def _unfinished(folder: Path) -> bool:
     """Whether ``folder`` holds an interrupted build that can continue (embedding shards, no manifest)."""
     return not (folder / MANIFEST_FILE).exists() and any(folder.rglob(SHARDS_FILE))
@@ -137,6 +168,9 @@ def build_index(
     retriever: str = "bm25",
     *,
     overwrite: bool = False,
+    engine: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
     **options: Any,
 ) -> IndexManifest:
     """Index ``corpus`` (documents, or a corpus folder from :func:`ingest`) with ``retriever`` into ``output``.
@@ -149,6 +183,10 @@ def build_index(
     ``bm25``, ``index="ivfpq"`` for ``dense/minilm``). Raises :class:`ConfigError` when
     ``output`` already holds an index and not ``overwrite``, and :class:`DataError` for
     repeated ids or a corpus whose documents no longer match its recorded fingerprint.
+
+    ``engine="ray"`` (dense retrievers over a corpus folder) encodes the shards with a pool
+    of ``ray_workers`` encoder actors on the Ray cluster at ``ray_address`` (default: a local
+    Ray runtime); the index is the same as the local build's.
     """
     folder = Path(output)
     if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
@@ -161,6 +199,10 @@ def build_index(
         shutil.rmtree(folder)
     cls = retrievers.get(retriever)
     check_options(retriever, cls.disk_options(), options)
+    if engine == "ray":
+        options = {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
+    elif engine != "local":
+        raise ConfigError("engine", f"unknown engine {engine!r}; choose 'local' or 'ray'")
     folder.mkdir(parents=True, exist_ok=True)
     try:
         if isinstance(corpus, str | Path):
