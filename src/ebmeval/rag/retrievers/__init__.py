@@ -11,6 +11,7 @@ from ._base import (
     retriever,
     retrievers,
 )
+from ._batching import BatchingRetriever
 from ._bm25 import BM25Method, BM25Retriever
 from ._dense import (
     BUNDLED_ENCODER_ID,
@@ -26,6 +27,7 @@ from ._hybrid import HybridRetriever, multi_query_retrieve
 __all__ = [
     "BUNDLED_ENCODER_ID",
     "BM25Method",
+    "BatchingRetriever",
     "BM25Retriever",
     "DenseRetriever",
     "Encoder",
