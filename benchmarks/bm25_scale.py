@@ -72,6 +72,23 @@ def make_corpus(args: argparse.Namespace) -> None:
     print(f"wrote {len(store):,} documents to {args.out} in {seconds:.0f} s ({folder_mb(args.out)} MB)")
 
 
+def repeat_corpus(args: argparse.Namespace) -> None:
+    """A corpus of ``times`` copies of another, the copies under new ids (``<id>~r<copy>``)."""
+    from ebmeval.rag.corpus import DocumentStore, write_store
+
+    source = DocumentStore(args.source)
+
+    def documents() -> Iterator[Any]:
+        for copy in range(args.times):
+            for document in source:
+                yield document if copy == 0 else document.model_copy(update={"id": f"{document.id}~r{copy}"})
+
+    start = time.perf_counter()
+    store = write_store(documents(), args.out, {"benchmark": "bm25_scale", "repeats": args.times})
+    seconds = time.perf_counter() - start
+    print(f"wrote {len(store):,} documents to {args.out} in {seconds:.0f} s ({folder_mb(args.out)} MB)")
+
+
 def safe_query(query: str) -> str:
     return " ".join(re.findall(r"\w+", query))
 
@@ -192,6 +209,11 @@ def main() -> None:
     corpus.add_argument("--n", type=int, required=True)
     corpus.add_argument("--out", type=Path, required=True)
     corpus.set_defaults(fn=make_corpus)
+    repeat = sub.add_parser("repeat", help="write a corpus folder of another one repeated under new ids")
+    repeat.add_argument("--source", type=Path, required=True)
+    repeat.add_argument("--times", type=int, required=True)
+    repeat.add_argument("--out", type=Path, required=True)
+    repeat.set_defaults(fn=repeat_corpus)
     one = sub.add_parser("run", help="build and query one system on one corpus (own process)")
     one.add_argument("system", choices=["stream", "memory", "bm25s", "tantivy"])
     one.add_argument("--corpus", type=Path, required=True)
