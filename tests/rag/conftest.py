@@ -8,12 +8,17 @@ scoring code paths in well under a second. Their scores carry no meaning.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from ebmeval.tasks import Document
+
+# faiss' OpenMP threads spin while they wait; on a machine busier than its cores that turns
+# seconds of k-means into minutes. Set before faiss is first imported (it is imported lazily).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from .._util.hashing import stable_hash
 from ..scorers import Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task, Workflow
 from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
@@ -54,18 +53,12 @@ def mcq_task(
     if retrieval is not None or oracle:
         retriever = None
         if retrieval is not None:
-            from ..rag import load_index
-            from ..rag.index import read_manifest
+            from ..rag import index_identity, load_index
 
+            # one query at a time: a batch pads dense queries to its longest text, so batching by
+            # arrival time could move a near-tied document and make retrieval depend on timing
             retriever = load_index(retrieval)
-            manifest = read_manifest(retrieval)
-            identity = {
-                "retriever": manifest.retriever,
-                "params": manifest.params,
-                "encoders": [e.model_dump() for e in manifest.encoders],
-                "corpus": manifest.corpus.hash,
-            }
-            version += f".{stable_hash(identity, 12)}"
+            version += f".{index_identity(retrieval)['hash'][:12]}"
         answering = RetrievalAugmented(workflow, retriever, k=k, query=query, oracle=oracle, index=retrieval or "")
     return Task(
         name=name,

@@ -27,7 +27,7 @@ def build(
     as_json: JsonOption = False,
 ) -> None:
     """Compile llama.cpp's server with this CPU's instructions, verify it, and use it for local models."""
-    from ..models._engine import EngineBuildError, build_native_engine, engines_dir
+    from ..models import EngineBuildError, build_native_engine, engines_dir
 
     if not as_json:
         console.print(f"compiling llama.cpp for this CPU (log: {engines_dir() / 'build.log'}) …")
@@ -48,7 +48,7 @@ def build(
 @engine_app.command("status")
 def status(as_json: JsonOption = False) -> None:
     """Show which engine local models run on, and the native build if there is one."""
-    from ..models._engine import cpu_features, load_native_engine, native_dir
+    from ..models import cpu_features, load_native_engine, native_dir
 
     engine = load_native_engine()
     if as_json:
@@ -69,7 +69,7 @@ def status(as_json: JsonOption = False) -> None:
 
 
 def _note_gain(features: tuple[str, ...]) -> None:
-    from ..models._engine import features_beyond_prebuilt
+    from ..models import features_beyond_prebuilt
 
     extra = features_beyond_prebuilt(features)
     if extra:

@@ -75,12 +75,34 @@ def index_build(
     retriever: Annotated[str, typer.Option(help="bm25, dense/minilm or hybrid.")] = "bm25",
     option: Annotated[list[str] | None, typer.Option("--option", help="Retriever option KEY=VALUE.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing index.")] = False,
+    engine: Annotated[str, typer.Option(help="local, or ray: encode dense shards on a Ray cluster.")] = "local",
+    ray_address: Annotated[
+        str | None, typer.Option(help="Ray cluster to join (default: start a local Ray runtime).")
+    ] = None,
+    workers: Annotated[int | None, typer.Option(help="Encoder actors (ray; default one per GPU, else CPU).")] = None,
 ) -> None:
-    """Build a persistent index (plain arrays plus a manifest) over a corpus."""
+    """Build a persistent index (arrays plus a manifest naming the corpus by path and hash) over a corpus.
+
+    A dense build that was interrupted continues from its last finished shard when run again.
+    """
+    from .._util.errors import ConfigError
     from ..rag import build_index
 
-    manifest = build_index(corpus, out, retriever, overwrite=overwrite, **key_values(option, "--option"))
+    if engine not in ("local", "ray"):
+        raise ConfigError("--engine", f"must be local or ray, not {engine!r}")
+    manifest = build_index(
+        corpus,
+        out,
+        retriever,
+        overwrite=overwrite,
+        engine="ray" if engine == "ray" else "local",
+        ray_address=ray_address,
+        ray_workers=workers,
+        **key_values(option, "--option"),
+    )
     console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
+    for key, value in manifest.report.items():
+        console.print(f"  {key}: {value}")
 
 
 @app.command()

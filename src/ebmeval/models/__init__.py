@@ -4,6 +4,15 @@ from typing import Any
 
 from ._api import ModelAPI, model_providers, modelapi
 from ._cache import ResponseCache, cache_key, default_cache_dir
+from ._engine import (
+    EngineBuildError,
+    build_native_engine,
+    cpu_features,
+    engines_dir,
+    features_beyond_prebuilt,
+    load_native_engine,
+    native_dir,
+)
 from ._local_files import fetch_smollm2
 from ._model import DegenerateReplyError, Model, ModelStats, get_model, parse_model_spec
 from ._reasoning import split_reasoning, strip_reasoning
@@ -20,6 +29,13 @@ from ._types import (
 )
 
 __all__ = [
+    "native_dir",
+    "load_native_engine",
+    "features_beyond_prebuilt",
+    "engines_dir",
+    "cpu_features",
+    "build_native_engine",
+    "EngineBuildError",
     "fetch_smollm2",
     "serve_model",
     "DegenerateReplyError",

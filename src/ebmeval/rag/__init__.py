@@ -42,9 +42,10 @@ from .evaluation import (
     retrieval_table,
 )
 from .fusion import reciprocal_rank_fusion, weighted_score_fusion
-from .index import IndexManifest, build_index, load_index, search
+from .index import IndexManifest, build_index, index_identity, load_index, search
 from .rerank import CrossEncoderReranker, LLMPointwiseReranker, Reranker, get_reranker, rerankers
 from .retrievers import (
+    BatchingRetriever,
     BM25Retriever,
     DenseRetriever,
     Encoder,
@@ -60,6 +61,7 @@ from .retrievers import (
 
 __all__ = [
     "BM25Retriever",
+    "BatchingRetriever",
     "Chunking",
     "CorpusFingerprint",
     "CorpusStats",
@@ -88,6 +90,7 @@ __all__ = [
     "evaluate_retrieval",
     "get_reranker",
     "get_retriever",
+    "index_identity",
     "ingest",
     "load_benchmark",
     "load_corpus",

@@ -1,6 +1,8 @@
 """Corpora: streaming readers, chunking, duplicate detection, on-disk storage and built-in loaders."""
 
 from ._builtin import (
+    bioasq_files,
+    bioasq_snippet_id,
     bioasq_snippets,
     builtin_corpus,
     corpora,
@@ -28,6 +30,7 @@ from ._store import (
     OFFSETS_FILE,
     CorpusFingerprint,
     DocumentStore,
+    Fingerprinter,
     corpus_fingerprint,
     load_corpus,
     write_store,
@@ -44,11 +47,14 @@ __all__ = [
     "Duplicate",
     "DuplicateFilter",
     "FieldMap",
+    "Fingerprinter",
     "Format",
     "IngestIssue",
     "NoiseCorpus",
     "Source",
     "SourceStats",
+    "bioasq_files",
+    "bioasq_snippet_id",
     "bioasq_snippets",
     "builtin_corpus",
     "chunk_document",

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..._util.errors import DataError
 from ..._util.registry import Registry
-from ...tasks import Document
+from ...tasks import Document, read_jsonl
 from ._ingest import Duplicate, DuplicateFilter
 from ._readers import parse_year
 
@@ -46,14 +46,7 @@ def _load_json(path: Path) -> Any:
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with open(path, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield line_no, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(path, f"invalid JSON ({exc.msg}, column {exc.colno})", line=line_no) from None
+    return read_jsonl(path)
 
 
 def pubmed_abstracts(folder: str | Path) -> Iterator[Document]:

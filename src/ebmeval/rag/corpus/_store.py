@@ -33,7 +33,7 @@ class CorpusFingerprint(BaseModel):
     """Number of documents."""
 
 
-class _Hasher:
+class Fingerprinter:
     """Incremental :class:`CorpusFingerprint` of a stream of documents."""
 
     def __init__(self) -> None:
@@ -53,7 +53,7 @@ def corpus_fingerprint(documents: Iterable[Document]) -> CorpusFingerprint:
     """The fingerprint of ``documents``; a :class:`DocumentStore` returns its recorded one without reading."""
     if isinstance(documents, DocumentStore):
         return documents.fingerprint
-    hasher = _Hasher()
+    hasher = Fingerprinter()
     for document in documents:
         hasher.add(document)
     return hasher.result()
@@ -129,7 +129,7 @@ def write_store(documents: Iterable[Document], path: str | Path, info: dict[str,
     """
     folder = Path(path)
     folder.mkdir(parents=True, exist_ok=True)
-    hasher = _Hasher()
+    hasher = Fingerprinter()
     offsets = array("q", [0])
     with open(folder / DOCUMENTS_FILE, "wb") as handle:
         for document in documents:

@@ -15,14 +15,15 @@ from pydantic import BaseModel, Field
 from ..._util.errors import DataError
 from ..._util.registry import Registry
 from ...tables import Column, Table
-from ...tasks import Document
+from ...tasks import Document, read_jsonl
 from ..corpus import (
+    bioasq_files,
+    bioasq_snippet_id,
     bioasq_snippets,
     builtin_corpus,
     noise_corpus,
     pubmedqa_contexts,
 )
-from ..corpus._builtin import bioasq_files, bioasq_snippet_id
 from ..retrievers import Retriever
 from ._metrics import query_metrics
 
@@ -170,12 +171,8 @@ def m3_benchmark(
     source = Path(path)
     sentences: dict[str, list[str]] = {}
     queries: list[Query] = []
-    with open(source, encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(source, f"invalid JSON ({exc.msg})", line=line_no) from None
+    for line_no, record in read_jsonl(source):
+        try:
             studies = record["input_studies"]
             for study in studies:
                 texts = sentences.setdefault(str(study["source_pmid"]), [])
@@ -183,6 +180,10 @@ def m3_benchmark(
                     texts.append(study["source_text"])
             relevant = frozenset(str(s["source_pmid"]) for s in studies)
             queries.append(Query(id=record["docid"], text=record["target_text"], relevant=relevant))
+        except (KeyError, TypeError) as exc:
+            raise DataError(
+                source, f"an M3 record needs docid, target_text and input_studies ({exc!r})", line=line_no
+            ) from None
     gold = [
         Document(id=pmid, text=" ".join(texts), metadata={"pmid": pmid, "corpus": "m3"})
         for pmid, texts in sentences.items()

@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 from pydantic import ValidationError
 
 from ... import __version__
 from ..._util.errors import ConfigError, DataError
+from ..._util.hashing import stable_hash
 from ...tasks import Document, RetrievedDocument
-from ..corpus import CORPUS_FILE, DOCUMENTS_FILE, OFFSETS_FILE, DocumentStore, corpus_fingerprint, write_store
-from ..retrievers import Encoder, IndexedRetriever, IndexMismatchError, Retriever, get_retriever, retrievers
-from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, IndexManifest
+from ..corpus import (
+    CORPUS_FILE,
+    DOCUMENTS_FILE,
+    CorpusFingerprint,
+    DocumentStore,
+    Fingerprinter,
+    corpus_fingerprint,
+    write_store,
+)
+from ..retrievers import (
+    SHARDS_FILE,
+    DenseRetriever,
+    Encoder,
+    IndexedRetriever,
+    IndexMismatchError,
+    Retriever,
+    check_options,
+    retrievers,
+)
+from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, CorpusFiles, IndexManifest
 
 _LIBRARIES = ("bm25s", "PyStemmer", "faiss-cpu", "sentence-transformers", "torch", "numpy")
 
@@ -37,16 +57,109 @@ def _as_documents(corpus: Sequence[Document] | str | Path) -> Sequence[Document]
     return DocumentStore(corpus) if isinstance(corpus, str | Path) else corpus
 
 
-def _check_unique(documents: Sequence[Document], where: Path) -> None:
-    first: dict[str, int] = {}
-    for position, document in enumerate(documents):
-        earlier = first.setdefault(document.id, position)
-        if earlier != position:
-            raise DataError(
-                where,
-                f"document id '{document.id}' occurs at positions {earlier} and {position}; an index needs "
-                "unique ids (ingest() drops duplicates)",
+def _id_key(identifier: str) -> int:
+    return int.from_bytes(hashlib.blake2b(identifier.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
+
+
+class _CheckedCorpus(Sequence[Document]):
+    """A corpus store that, while a retriever streams it, hashes its content and records its ids.
+
+    :meth:`finish` completes the pass if the retriever did not iterate (it indexed by
+    position), then refuses a corpus whose content differs from its recorded fingerprint or
+    whose ids repeat. Memory: 8 bytes per document.
+    """
+
+    def __init__(self, store: DocumentStore) -> None:
+        self.store = store
+        self._keys = array("q")
+        self._hasher = Fingerprinter()
+        self._complete = False
+
+    def __len__(self) -> int:
+        return len(self.store)
+
+    @property
+    def fingerprint(self) -> CorpusFingerprint:
+        """The fingerprint the corpus records (checked against its content by :meth:`finish`)."""
+        return self.store.fingerprint
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Document]: ...
+
+    def __getitem__(self, index: int | slice) -> Document | Sequence[Document]:
+        return self.store[index]
+
+    def __iter__(self) -> Iterator[Document]:
+        if self._complete:
+            yield from self.store
+            return
+        self._keys, self._hasher = array("q"), Fingerprinter()
+        for document in self.store:
+            self._keys.append(_id_key(document.id))
+            self._hasher.add(document)
+            yield document
+        self._complete = True
+
+    def finish(self) -> None:
+        if not self._complete:
+            for _ in self:
+                pass
+        if self._hasher.result() != self.store.fingerprint:
+            raise IndexMismatchError(
+                self.store.path / DOCUMENTS_FILE,
+                f"the documents differ from the fingerprint in {CORPUS_FILE} (edited after it was written?); "
+                "ingest the corpus again",
             )
+        keys = np.sort(np.frombuffer(self._keys, dtype=np.int64))
+        if len(keys) and bool((keys[1:] == keys[:-1]).any()):
+            self._duplicate()
+
+    def _duplicate(self) -> None:
+        first: dict[str, int] = {}
+        for position, document in enumerate(self.store):
+            earlier = first.setdefault(document.id, position)
+            if earlier != position:
+                raise DataError(
+                    self.store.path,
+                    f"document id '{document.id}' occurs at positions {earlier} and {position}; an index needs "
+                    "unique ids (ingest() drops duplicates)",
+                )
+
+
+def _ray_encoder(
+    corpus: Sequence[Document] | str | Path,
+    cls: type[IndexedRetriever],
+    options: dict[str, Any],
+    address: str | None,
+    workers: int | None,
+) -> Any:
+    if not issubclass(cls, DenseRetriever):
+        raise ConfigError("engine", "the ray engine encodes dense indexes; bm25 builds in one stream on one machine")
+    if not isinstance(corpus, str | Path):
+        raise ConfigError("corpus", "the ray engine reads a corpus folder (from `ebmeval corpus ingest`), not a list")
+    from ._ray import ray_shard_encoder
+
+    return ray_shard_encoder(
+        Path(corpus).resolve(),
+        model=options.get("model"),
+        batch_size=options.get("batch_size", 64),
+        document_prefix=options.get("document_prefix", ""),
+        address=address,
+        workers=workers,
+    )
+
+
+def _unfinished(folder: Path) -> bool:
+    """Whether ``folder`` holds an interrupted build that can continue (embedding shards, no manifest)."""
+    return not (folder / MANIFEST_FILE).exists() and any(folder.rglob(SHARDS_FILE))
+
+
+def _files(store: DocumentStore) -> CorpusFiles:
+    stat = (store.path / DOCUMENTS_FILE).stat()
+    return CorpusFiles(size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
 def build_index(
@@ -55,36 +168,57 @@ def build_index(
     retriever: str = "bm25",
     *,
     overwrite: bool = False,
+    engine: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
     **options: Any,
 ) -> IndexManifest:
     """Index ``corpus`` (documents, or a corpus folder from :func:`ingest`) with ``retriever`` into ``output``.
 
-    The folder gets the documents (``documents.jsonl`` + offsets), the retriever's arrays
-    (``.npy``) and, written last, ``manifest.json`` with the corpus fingerprint, encoder
-    identity, parameters and versions. ``options`` go to the retriever's ``build``
-    (e.g. ``k1=1.2`` for ``bm25``, ``index="hnsw"`` for ``dense/minilm``).
-    Raises :class:`ConfigError` when ``output`` already holds an index and not ``overwrite``.
+    A corpus folder is not copied: the manifest names it by absolute path and content
+    hash. Documents given as a sequence are written into ``output`` (their only copy on
+    disk). The folder gets the retriever's arrays (``.npy``) and, written last,
+    ``manifest.json`` with the corpus fingerprint and path, encoder identity, parameters,
+    build report and versions. ``options`` go to the retriever (e.g. ``k1=1.2`` for
+    ``bm25``, ``index="ivfpq"`` for ``dense/minilm``). Raises :class:`ConfigError` when
+    ``output`` already holds an index and not ``overwrite``, and :class:`DataError` for
+    repeated ids or a corpus whose documents no longer match its recorded fingerprint.
+
+    ``engine="ray"`` (dense retrievers over a corpus folder) encodes the shards with a pool
+    of ``ray_workers`` encoder actors on the Ray cluster at ``ray_address`` (default: a local
+    Ray runtime); the index is the same as the local build's.
     """
     folder = Path(output)
-    if folder.exists() and any(folder.iterdir()):
+    if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
+        raise ConfigError("output", f"{folder} is the corpus folder; write the index to another folder")
+    if folder.exists() and any(folder.iterdir()) and not _unfinished(folder):
         if not (folder / MANIFEST_FILE).exists():
             raise ConfigError("output", f"{folder} exists and is not an index folder; choose an empty folder")
         if not overwrite:
             raise ConfigError("output", f"{folder} already holds an index; pass overwrite=True to replace it")
         shutil.rmtree(folder)
-    documents = _as_documents(corpus)
-    _check_unique(documents, Path(corpus) if isinstance(corpus, str | Path) else folder)
-    built = get_retriever(retriever, documents, **options)
+    cls = retrievers.get(retriever)
+    options = check_options(retriever, cls.disk_options(), options)
+    if engine == "ray":
+        options = {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
+    elif engine != "local":
+        raise ConfigError("engine", f"unknown engine {engine!r}; choose 'local' or 'ray'")
     folder.mkdir(parents=True, exist_ok=True)
-    if isinstance(documents, DocumentStore):
-        for name in (DOCUMENTS_FILE, OFFSETS_FILE, CORPUS_FILE):
-            shutil.copyfile(documents.path / name, folder / name)
-        fingerprint = documents.fingerprint
-    else:
-        store = write_store(documents, folder)
-        fingerprint = store.fingerprint
-        store.close()
-    built.save(folder)
+    try:
+        if isinstance(corpus, str | Path):
+            store = DocumentStore(corpus)
+            corpus_path = str(store.path.resolve())
+        else:
+            write_store(corpus, folder).close()
+            store = DocumentStore(folder)
+            corpus_path = "."
+        checked = _CheckedCorpus(store)
+        built = cls.build_on_disk(checked, folder, **options)
+        checked.finish()
+    except BaseException:
+        if not _unfinished(folder):  # finished embedding shards are kept for the next attempt
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
     arrays = {}
     for file in sorted(folder.rglob("*.npy")):
         array = np.load(file, mmap_mode="r")
@@ -92,9 +226,12 @@ def build_index(
     manifest = IndexManifest(
         retriever=retriever,
         params=built.params(),
-        corpus=fingerprint,
+        corpus=store.fingerprint,
+        corpus_path=corpus_path,
+        corpus_files=_files(store),
         encoders=built.encoders(),
         arrays=arrays,
+        report=built.report(),
         ebmeval_version=__version__,
         libraries=_versions(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -123,6 +260,42 @@ def read_manifest(path: str | Path) -> IndexManifest:
         raise DataError(file, f"invalid manifest: {exc}") from None
 
 
+def _mismatch(manifest: IndexManifest, given: CorpusFingerprint, where: Path) -> IndexMismatchError:
+    return IndexMismatchError(
+        where,
+        f"the index was built from a corpus of {manifest.corpus.n_documents} documents with hash "
+        f"{manifest.corpus.hash[:12]}, but the corpus given has {given.n_documents} documents with hash "
+        f"{given.hash[:12]}; rebuild the index for this corpus",
+    )
+
+
+def _open_corpus(folder: Path, manifest: IndexManifest, path: Path | None) -> DocumentStore:
+    """The corpus store of an index, refused unless its content hash is the recorded one.
+
+    The recorded fingerprint in ``corpus.json`` is compared first; when the documents
+    file's size or modification time differ from build time, the documents are hashed again.
+    """
+    location = path if path is not None else folder / manifest.corpus_path
+    if not (location / CORPUS_FILE).exists():
+        raise IndexMismatchError(
+            folder / MANIFEST_FILE,
+            f"the index's corpus folder {location} is gone or is not a corpus folder; pass corpus= with its "
+            "new location",
+        )
+    store = DocumentStore(location)
+    if store.fingerprint != manifest.corpus:
+        raise _mismatch(manifest, store.fingerprint, location / CORPUS_FILE)
+    if _files(store) != manifest.corpus_files:
+        hashed = corpus_fingerprint(iter(store))
+        if hashed != manifest.corpus:
+            raise IndexMismatchError(
+                location / DOCUMENTS_FILE,
+                f"the documents changed since the index was built (hash {hashed.hash[:12]}, the index records "
+                f"{manifest.corpus.hash[:12]}); rebuild the index or restore the corpus",
+            )
+    return store
+
+
 def load_index(
     path: str | Path,
     *,
@@ -131,28 +304,23 @@ def load_index(
 ) -> IndexedRetriever:
     """Open the index at ``path``; arrays and documents are memory-mapped.
 
-    Loading is refused (:class:`IndexMismatchError`, saying why) when the format version
-    is not this one's; when the stored documents or arrays differ from what the manifest
-    records; when ``corpus`` is given and its fingerprint differs from the one the index
-    was built from; or when the encoder (``encoder``, else the recorded model) is not the
-    model the index was built with.
+    The documents are read from the corpus folder the manifest names (or ``corpus``: a
+    moved corpus folder, or the documents themselves). Loading is refused
+    (:class:`IndexMismatchError`, saying why) when the format version is not this one's;
+    when the corpus' content hash differs from the one the index was built from; when a
+    stored array differs from what the manifest records; or when the encoder (``encoder``,
+    else the recorded model) is not the model the index was built with.
     """
     folder = Path(path)
     manifest = read_manifest(folder)
-    documents = DocumentStore(folder)
-    if documents.fingerprint != manifest.corpus:
-        raise IndexMismatchError(
-            folder / DOCUMENTS_FILE, "the stored documents differ from those the index was built from; rebuild it"
-        )
-    if corpus is not None:
-        given = corpus_fingerprint(_as_documents(corpus))
+    documents: Sequence[Document]
+    if corpus is None or isinstance(corpus, str | Path):
+        documents = _open_corpus(folder, manifest, None if corpus is None else Path(corpus))
+    else:
+        given = corpus_fingerprint(corpus)
         if given != manifest.corpus:
-            raise IndexMismatchError(
-                folder / MANIFEST_FILE,
-                f"the index was built from a corpus of {manifest.corpus.n_documents} documents with hash "
-                f"{manifest.corpus.hash[:12]}, but the corpus given has {given.n_documents} documents with hash "
-                f"{given.hash[:12]}; rebuild the index for this corpus",
-            )
+            raise _mismatch(manifest, given, folder / MANIFEST_FILE)
+        documents = corpus
     for name, info in manifest.arrays.items():
         file = folder / name
         if not file.exists():
@@ -166,6 +334,38 @@ def load_index(
             )
     model = Encoder(encoder) if isinstance(encoder, str | Path) else encoder
     return retrievers.get(manifest.retriever).load(folder, documents, manifest.params, encoder=model)
+
+
+def _identity_params(value: Any) -> Any:
+    """Parameters without machine-specific paths: an encoder is named by id, fingerprint and dimension."""
+    if isinstance(value, dict):
+        if isinstance(value.get("encoder"), dict):
+            encoder = value["encoder"]
+            rest = {k: v for k, v in value.items() if k not in ("encoder", "model")}
+            return {**_identity_params(rest), "encoder": {k: encoder[k] for k in ("id", "fingerprint", "dim")}}
+        return {k: _identity_params(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_identity_params(v) for v in value]
+    return value
+
+
+def index_identity(path: str | Path) -> dict[str, Any]:
+    """What a result computed over the index at ``path`` depends on, for a run's identity.
+
+    ``{"retriever", "params", "corpus_hash", "n_documents", "format_version", "hash"}``:
+    parameters without local paths (encoders by fingerprint), the corpus' content hash, and
+    ``hash`` = sha256 of the canonical JSON of the other fields. Two indexes with equal
+    identity return the same results; moving the corpus or index folder keeps it.
+    """
+    manifest = read_manifest(path)
+    identity: dict[str, Any] = {
+        "retriever": manifest.retriever,
+        "params": _identity_params(manifest.params),
+        "corpus_hash": manifest.corpus.hash,
+        "n_documents": manifest.corpus.n_documents,
+        "format_version": manifest.format_version,
+    }
+    return {**identity, "hash": stable_hash(identity)}
 
 
 def search(index: Retriever | str | Path, query: str, k: int = 10) -> list[RetrievedDocument]:

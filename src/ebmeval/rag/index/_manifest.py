@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..corpus import CorpusFingerprint
 from ..retrievers import EncoderInfo
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bumped whenever the layout of index folders changes."""
 
 MANIFEST_FILE = "manifest.json"
@@ -24,6 +24,18 @@ class ArrayInfo(BaseModel):
     dtype: str
 
 
+class CorpusFiles(BaseModel):
+    """Size and modification time of a corpus' documents file when an index was built from it.
+
+    Loading compares them first; only when they differ is the corpus hashed again.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    size: int
+    mtime_ns: int
+
+
 class IndexManifest(BaseModel):
     """``manifest.json`` of an index folder."""
 
@@ -35,10 +47,16 @@ class IndexManifest(BaseModel):
     """Build parameters of the retriever."""
     corpus: CorpusFingerprint
     """The corpus the index was built from."""
+    corpus_path: str
+    """Folder of that corpus: absolute, or ``"."`` when the index folder holds its documents itself."""
+    corpus_files: CorpusFiles
+    """Size and modification time of the corpus' documents file at build time."""
     encoders: list[EncoderInfo] = Field(default_factory=list)
     """Text encoders used (one per dense component)."""
     arrays: dict[str, ArrayInfo] = Field(default_factory=dict)
     """Every ``.npy`` file, by path relative to the folder."""
+    report: dict[str, Any] = Field(default_factory=dict)
+    """What the build measured (e.g. ``recall_at_10`` of an approximate index against exact search)."""
     ebmeval_version: str
     libraries: dict[str, str] = Field(default_factory=dict)
     """Versions of the libraries the index was built with (bm25s, faiss, sentence-transformers)."""

@@ -11,6 +11,7 @@ from ._base import (
     retriever,
     retrievers,
 )
+from ._batching import BatchingRetriever
 from ._bm25 import BM25Method, BM25Retriever
 from ._dense import (
     BUNDLED_ENCODER_ID,
@@ -21,11 +22,16 @@ from ._dense import (
     bundled_encoder_path,
     model_fingerprint,
 )
+from ._dense_disk import SHARDS_FILE, Shards, write_shard
 from ._hybrid import HybridRetriever, multi_query_retrieve
 
 __all__ = [
+    "write_shard",
+    "Shards",
+    "SHARDS_FILE",
     "BUNDLED_ENCODER_ID",
     "BM25Method",
+    "BatchingRetriever",
     "BM25Retriever",
     "DenseRetriever",
     "Encoder",

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..._util.errors import ConfigError, DataError
+from ..._util.options import check_options as typed_options
 from ..._util.registry import Registry
 from ...tasks import Document, RetrievedDocument
 
@@ -57,6 +58,23 @@ class IndexedRetriever(ABC):
     def build(cls, *args: Any, **params: Any) -> Self:
         """Index ``documents`` (the first argument) in memory; ``params`` are the retriever's options."""
 
+    @classmethod
+    def build_on_disk(cls, *args: Any, **params: Any) -> Self:
+        """Index ``documents`` (first argument) writing the arrays into ``folder`` (second); returns the retriever.
+
+        The default builds in memory and saves; retrievers whose index outgrows memory
+        (``bm25``, ``dense``) override it to stream.
+        """
+        documents, folder = args
+        built = cls.build(documents, **params)
+        built.save(folder)
+        return built
+
+    @classmethod
+    def disk_options(cls) -> Callable[..., Any]:
+        """The callable whose keyword-only parameters are this retriever's options when built on disk."""
+        return cls.build_on_disk if "build_on_disk" in vars(cls) else cls.build
+
     @abstractmethod
     def params(self) -> dict[str, Any]:
         """The build parameters, JSON-serialisable; ``load`` receives them back."""
@@ -89,6 +107,10 @@ class IndexedRetriever(ABC):
         """The text encoders this index depends on (none for lexical indexes)."""
         return []
 
+    def report(self) -> dict[str, Any]:
+        """What building measured, recorded in the manifest (none by default)."""
+        return {}
+
 
 retrievers: Registry[type[IndexedRetriever]] = Registry("retriever")
 """Built-in and user retrievers by namespaced id (``bm25``, ``dense/minilm``, ``hybrid`` …)."""
@@ -99,14 +121,19 @@ def retriever(name: str) -> Callable[[type[IndexedRetriever]], type[IndexedRetri
     return retrievers.register(name)
 
 
-def check_options(name: str, build: Callable[..., Any], options: dict[str, Any]) -> None:
-    """Raise :class:`ConfigError` for an option that ``build`` does not take."""
+def check_options(name: str, build: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` read and checked by the types of ``build``'s keyword-only parameters.
+
+    Raises :class:`ConfigError` for an option ``build`` does not take or a value of the wrong type
+    (command-line text is read by the declared type, see :mod:`ebmeval._util.options`).
+    """
     accepted = [p for p, spec in inspect.signature(build).parameters.items() if spec.kind == spec.KEYWORD_ONLY]
     for key in options:
         if key not in accepted:
             raise ConfigError(
                 f"retriever.{key}", f"retriever '{name}' takes no such option (options: {', '.join(accepted)})"
             )
+    return typed_options(build, options, kind="retriever", name=name, prefix="retriever")
 
 
 def get_retriever(name: str, documents: Sequence[Document], **options: Any) -> IndexedRetriever:
@@ -116,5 +143,4 @@ def get_retriever(name: str, documents: Sequence[Document], **options: Any) -> I
     option the retriever does not take.
     """
     cls = retrievers.get(name)
-    check_options(name, cls.build, options)
-    return cls.build(documents, **options)
+    return cls.build(documents, **check_options(name, cls.build, options))

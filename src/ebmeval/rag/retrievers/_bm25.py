@@ -13,6 +13,7 @@ import numpy.typing as npt
 from ..._util.errors import ConfigError, MissingDependencyError
 from ...tasks import Document, RetrievedDocument
 from ._base import IndexedRetriever, index_text, ranked_results, retriever
+from ._bm25_disk import DEFAULT_MEMORY_MB, build_bm25_arrays
 
 if TYPE_CHECKING:
     from ._dense import Encoder
@@ -109,6 +110,44 @@ class BM25Retriever(IndexedRetriever):
         model = bm25s.BM25(k1=k1, b=b, method=method)
         model.index(tokens, show_progress=show_progress)
         return cls(model, documents, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords)
+
+    @classmethod
+    def build_on_disk(
+        cls,
+        documents: Sequence[Document],
+        folder: Path,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: BM25Method = "lucene",
+        stemmer: str | None = "english",
+        stopwords: str | list[str] | None = "en",
+        memory_mb: int = DEFAULT_MEMORY_MB,
+    ) -> Self:
+        """Index ``documents`` in one stream into ``folder`` with about ``memory_mb`` MiB, then open it memory-mapped.
+
+        The arrays equal those :meth:`build` followed by :meth:`save` writes (same scores,
+        same top-k); see :func:`~ebmeval.rag.retrievers._bm25_disk.build_bm25_arrays`.
+        ``memory_mb`` changes how the work is cut, not the result, so it is not a parameter
+        of the index.
+        """
+        if not documents:
+            raise ConfigError("documents", "cannot index an empty corpus")
+        if method not in ("robertson", "lucene", "atire", "bm25l", "bm25+"):
+            raise ConfigError("method", f"unknown BM25 variant {method!r}")
+        _bm25s()
+        build_bm25_arrays(
+            (index_text(d) for d in documents),
+            folder,
+            k1=k1,
+            b=b,
+            method=method,
+            stopwords=stopwords,
+            stem=_stemmer(stemmer),
+            memory_mb=memory_mb,
+        )
+        params = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
+        return cls.load(folder, documents, params)
 
     def params(self) -> dict[str, Any]:
         """Build parameters."""

