@@ -7,7 +7,7 @@ import importlib
 from ._common import app, resume_command
 from ._synthesis import synthesis_app
 
-COMMAND_MODULES = ("_run", "_results", "_serve", "_annotate", "_rag", "_judging")
+COMMAND_MODULES = ("_run", "_results", "_serve", "_annotate", "_rag", "_judging", "_store")
 """Modules whose commands are registered on import, in the order ``ebmeval --help`` lists them."""
 
 for _module in COMMAND_MODULES:

@@ -148,7 +148,7 @@ def rescore(
     options = _scorer_options(scorer, scorer_arg)
     built = [create_scorer(name, **options[name]) for name in scorer]
     cache = None if no_cache else ResponseCache()
-    record = RunStore(store).get_run(run_id)
+    record = RunStore(store, read_only=True).get_run(run_id)
     roles = role_models(role, role_arg)
     # the judge defaults to the model under evaluation, with its provider options
     own = {"model": record.config.get("model", "local"), "args": record.config.get("model_args", {})}
