@@ -140,8 +140,12 @@ def quick_check(db: sqlite3.Connection, path: Path, what: str) -> None:
     ``quick_check`` reads every page (O(file size)) but skips the index-content cross-checks
     of ``integrity_check``.
     """
-    with translate(path, what):
+    try:
         problems = [str(r[0]) for r in db.execute("PRAGMA quick_check(20)").fetchall()]
+    except sqlite3.DatabaseError as exc:  # damage that stops the check itself
+        if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR")):
+            raise error(path, what, exc) from exc
+        problems = [str(exc)]
     if problems != ["ok"]:
         damaged = damaged_tables(db)
         where = f" (table {', '.join(damaged)})" if damaged else ""
