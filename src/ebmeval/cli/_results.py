@@ -175,6 +175,9 @@ def export(
     target = out or Path(f"{record.run_id}.{fmt.value}")
     count = export_run(runs, record.run_id, fmt.value, target)
     console.print(f"wrote {count} rows to {target}")
+    if not count:
+        console.print(f"[red]run {record.run_id} has no generations[/]: nothing to export")
+        raise typer.Exit(1)
 
 
 @app.command()
