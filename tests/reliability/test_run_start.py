@@ -94,3 +94,17 @@ def test_sigterm_and_sighup_mark_the_run_interrupted_like_ctrl_c(
         assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
         assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
         assert db.execute("SELECT count(*) FROM generations").fetchone()[0] < 40
+
+
+def test_nohup_keeps_sighup_ignored(delay_url: str, questions: Path, tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    args = run_args(questions, delay_url, store, n=20, concurrency=1)
+    process = subprocess.Popen(
+        ["nohup", *args], env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert wait_for(lambda: store.exists() or process.poll() is not None, 120)
+    process.send_signal(signal.SIGHUP)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    with read_only(store) as db:
+        assert db.execute("SELECT status FROM runs").fetchall() == [("complete",)]

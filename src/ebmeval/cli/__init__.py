@@ -45,7 +45,10 @@ def main() -> None:
 
 
 def _interrupt_on_termination() -> None:
-    """Raise ``KeyboardInterrupt`` on SIGTERM and SIGHUP, as on SIGINT."""
+    """Raise ``KeyboardInterrupt`` on SIGTERM and SIGHUP, as on SIGINT.
+
+    A signal that is ignored (SIGHUP under ``nohup``) stays ignored.
+    """
     import signal
     from types import FrameType
 
@@ -53,7 +56,8 @@ def _interrupt_on_termination() -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, interrupt)
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, interrupt)
 
 
 def _click_exception() -> type[Exception]:
