@@ -312,3 +312,34 @@ def test_a_full_disk_is_one_line_and_the_run_can_resume_once_there_is_room(tmp_p
     resumed = cli(*args, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["invocation"]["resumed_samples"] == stored
+
+
+def test_the_response_cache_and_negation_store_report_damage_the_same_way(tmp_path: Path) -> None:
+    from ebmeval._util.sqlite import DamagedDatabaseError
+    from ebmeval.models import ModelOutput, ResponseCache
+    from ebmeval.synthesis._negation import Negation, NegationStore
+
+    (tmp_path / "garbage.sqlite").write_bytes(PAGE_DAMAGE * 4)
+    for opener, what in ((ResponseCache, "response cache"), (NegationStore, "negation store")):
+        with pytest.raises(DamagedDatabaseError, match=rf"garbage.sqlite: not a readable ebmeval {what}"):
+            opener(tmp_path / "garbage.sqlite")
+
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    for i in range(50):
+        cache.put(f"key{i}", ModelOutput(model="m", text="an answer " * 100))
+    cache.close()
+    negations = NegationStore(tmp_path / "negations.sqlite")
+    for i in range(50):
+        negations.put(
+            Negation(
+                abstract_hash=f"h{i}", negator="m", negator_key="k", prompt="p", document_id="d",
+                abstract="text " * 100, negated="txet " * 100, created_at="now",
+            )
+        )  # fmt: skip
+    negations.close()
+    damage(tmp_path / "responses.sqlite", leaf_pages(tmp_path / "responses.sqlite", "responses"))
+    damage(tmp_path / "negations.sqlite", leaf_pages(tmp_path / "negations.sqlite", "negations"))
+    with pytest.raises(DamagedDatabaseError, match=r"the response cache is damaged \(table responses\).*move it aside"):
+        ResponseCache(tmp_path / "responses.sqlite").get("key49")
+    with pytest.raises(DamagedDatabaseError, match=r"the negation store is damaged \(table negations\)"):
+        list(NegationStore(tmp_path / "negations.sqlite"))
