@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ._support import cli_env, read_only, run_args, spawn, wait_for
+from ._support import cli_env, delay_server, read_only, run_args, spawn, wait_for
 
 TRIALS = 200
 
@@ -71,11 +71,22 @@ def test_two_processes_starting_the_same_run_at_once_never_fail(tmp_path: Path) 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_mark_the_run_interrupted_like_ctrl_c(
-    signum: signal.Signals, delay_url: str, questions: Path, tmp_path: Path
+    signum: signal.Signals, questions: Path, tmp_path: Path
 ) -> None:
     store = tmp_path / "runs.sqlite"
-    process = spawn(run_args(questions, delay_url, store, n=40, concurrency=1), cli_env(tmp_path))
+    with delay_server(tmp_path, delay=0.2) as url:  # 40 answers take at least 8 s: the signal comes first
+        process = spawn(run_args(questions, url, store, n=40, concurrency=1), cli_env(tmp_path))
+        _interrupt_after_three_samples(process, store, signum)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err
+    with read_only(store) as db:
+        assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+        assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM generations").fetchone()[0] < 40
 
+
+def _interrupt_after_three_samples(process: subprocess.Popen[str], store: Path, signum: signal.Signals) -> None:
     def some_generated() -> bool:
         if not store.exists():
             return False
@@ -87,13 +98,6 @@ def test_sigterm_and_sighup_mark_the_run_interrupted_like_ctrl_c(
 
     assert wait_for(lambda: some_generated() or process.poll() is not None, 120)
     process.send_signal(signum)
-    _, err = process.communicate(timeout=60)
-    assert process.returncode == 130, err
-    assert "Interrupted" in err and "Traceback" not in err
-    with read_only(store) as db:
-        assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
-        assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM generations").fetchone()[0] < 40
 
 
 def test_nohup_keeps_sighup_ignored(delay_url: str, questions: Path, tmp_path: Path) -> None:
