@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -46,7 +47,15 @@ class Stats:
 class DelayServer:
     """The server, as an async context manager; ``url`` is its root once entered."""
 
-    def __init__(self, delay: float = 0.0, letter: str = "A", *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        delay: float = 0.0,
+        letter: str = "A",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        reply: Callable[[dict[str, Any]], str] | None = None,
+    ) -> None:
         """Configure the server.
 
         Args:
@@ -54,9 +63,11 @@ class DelayServer:
             letter: The text of every answer.
             host: Address to listen on.
             port: Port to listen on; 0 picks a free one.
+            reply: Makes the text of each answer from the request body instead of ``letter``.
         """
         self.delay = delay
         self.letter = letter
+        self.reply = reply
         self.host = host
         self.port = port
         self.stats = Stats()
@@ -147,16 +158,17 @@ class DelayServer:
         finally:
             stats.in_flight -= 1
         model = str(request.get("model", "delay"))
+        text = self.letter if self.reply is None else self.reply(request)
         usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}
         common = {"id": f"cmpl-{stats.requests}", "created": int(now), "model": model, "usage": usage}
         if path.endswith("/chat/completions"):
-            message = {"role": "assistant", "content": self.letter}
+            message = {"role": "assistant", "content": text}
             choice = {"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}
             return 200, {**common, "object": "chat.completion", "choices": [choice]}
         return 200, {
             **common,
             "object": "text_completion",
-            "choices": [{"index": 0, "text": self.letter, "finish_reason": "stop", "logprobs": None}],
+            "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
         }
 
 

@@ -265,7 +265,7 @@ def table(rows: list[dict[str, Any]], n: int) -> dict[str, Any]:
     ]
 
     def fmt(value: Any, digits: int = 2) -> str:
-        return "–" if value is None else f"{value:.{digits}f}"
+        return "—" if value is None else f"{value:.{digits}f}"
 
     body = [
         [

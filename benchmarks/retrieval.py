@@ -370,7 +370,7 @@ def quality(args: argparse.Namespace) -> None:
             metrics = json.dumps({k: round(v, 3) for k, v in report.metrics.items()})
             print(f"[quality] {name} {kind}: {metrics}", flush=True)
             reports.append(report)
-    table = retrieval_table(reports, ("recall@1", "recall@10", "recall@20", "ndcg@10", "mrr"))
+    table = retrieval_table(reports, ("recall@1", "recall@10", "recall@20", "ndcg@10", "mrr")).markdown(title=False)
     print(table)
     save(
         "quality",

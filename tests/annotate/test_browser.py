@@ -13,6 +13,7 @@ from ebmeval.annotate import create_study
 from .conftest import CANDIDATE_RE, SYSTEMS, csrf_of, write_calibration, write_items
 
 pytestmark = pytest.mark.browser
+expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
 
 CHROMIUM = Path("/usr/bin/chromium")
 ADA = {"0": "3", "1": "2", "2": "1"}  # score by candidate text index, whatever slot it is shown in
@@ -73,8 +74,23 @@ def test_annotator_and_lead_in_chromium(browser, tmp_path, load_module: ModuleTy
         html = page.content()
         assert not any(s in html for s in SYSTEMS)
 
+    errors: list[str] = []  # console errors, CSP violations among them ("Refused to ...")
+
+    def watch(page):
+        # The app has no favicon; any other console error (a CSP violation: "Refused to ...") fails the test.
+        page.on(
+            "console",
+            lambda m: (
+                errors.append(m.text)
+                if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
+                else None
+            ),
+        )
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        return page
+
     with load_module.uvicorn_server(db) as base:
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = watch(browser.new_page(viewport={"width": 1280, "height": 900}))
         page.goto(f"{base}/join/{inv.tokens['Dr Ada']}")
         assert page.locator("h1").inner_text() == "Welcome, Dr Ada"
         page.screenshot(path=shots / "annotate-onboarding.png", full_page=True)
@@ -96,13 +112,15 @@ def test_annotator_and_lead_in_chromium(browser, tmp_path, load_module: ModuleTy
         for n in range(1, 4):
             page.wait_for_url(f"**/tasks/{n}")
             assert page.locator(".progress").inner_text() == f"Task {n} of 3"
+            # the progress bar is sized by the script (the CSP forbids inline styles)
+            expect(page.locator(".meter > span")).to_have_attribute("style", f"width: {round(100 * (n - 1) / 3)}%;")
             blind(page)
             cards = page.locator("article.candidate")
             assert cards.count() == 3
             for i in range(3):
                 text = cards.nth(i).locator(".text").inner_text()
                 cards.nth(i).locator("input[type=radio]").nth(int(ADA[text.split("Candidate text ")[1][0]])).check()
-                page.wait_for_function("document.getElementById('save-status').textContent === 'Saved'")
+                expect(page.locator("#save-status")).to_have_text("Saved")
                 if n == 2 and i == 0:
                     page.reload()  # mid-task: the first answer must survive
                     assert page.locator("article.candidate").nth(0).locator("input[type=radio]:checked").count() == 1
@@ -116,7 +134,7 @@ def test_annotator_and_lead_in_chromium(browser, tmp_path, load_module: ModuleTy
         blind(page)
         page.screenshot(path=shots / "annotate-done.png", full_page=True)
 
-        lead = browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+        lead = watch(browser.new_page(viewport={"width": 1280, "height": 800}, accept_downloads=True))
         lead.goto(f"{base}/admin/join/{inv.admin_token}")
         second_annotator(base, inv.tokens["Dr Ben"])
         lead.goto(f"{base}/admin")
@@ -131,3 +149,4 @@ def test_annotator_and_lead_in_chromium(browser, tmp_path, load_module: ModuleTy
         assert {line.split(",")[3] for line in lines[1:]} == {"Dr Ada", "Dr Ben"}
         assert {line.split(",")[5] for line in lines[1:]} == set(SYSTEMS)
         assert {line.split(",")[9] for line in lines[1:]} == {"1.0", "2.0", "3.0"}
+    assert errors == [], errors

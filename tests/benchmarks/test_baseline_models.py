@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
 from ebmeval._util.errors import ConfigError, ModelError
 from ebmeval.models import GenerateConfig, get_model, user
-from ebmeval.models.providers.baseline import baseline, prompt_options
-from ebmeval.tasks import Sample
+from ebmeval.models.providers.baseline import MULTI_MARK, SINGLE_MARK, answer_kind, baseline, prompt_options
+from ebmeval.prompts import FORMAT_MULTI, FORMAT_SINGLE
+from ebmeval.runner import RunConfig, run, summarize
+from ebmeval.store import RunStore
+from ebmeval.tasks import Sample, create_task
 from ebmeval.workflows import qa_workflow
 
 SAMPLE = Sample(
@@ -71,3 +77,73 @@ def test_bad_specs_and_options() -> None:
         baseline("random", min_options=3, max_options=1)
     with pytest.raises(ConfigError, match="integer"):
         baseline("random", seed="x")
+
+
+SINGLE_PROMPT = qa_workflow("direct").render_prompts(SAMPLE)["direct"]
+
+
+def test_the_answer_format_sentences_are_the_templates() -> None:
+    """The baselines tell single from multi by these sentences; a template change must update them."""
+    assert FORMAT_SINGLE.render().startswith(SINGLE_MARK)
+    assert FORMAT_MULTI.render().startswith(MULTI_MARK)
+    assert answer_kind(SINGLE_PROMPT) == "single" and answer_kind(PROMPT) == "multi"
+    bare = [user("Question?\n\nOptions:\nA. x\nB. y")]
+    with pytest.raises(ModelError, match="answers=single"):
+        answer_kind(bare)
+    assert answer_kind(bare, "single") == "single"
+
+
+async def test_random_draws_one_option_on_single_answer_questions() -> None:
+    api = baseline("random")
+    answers = {(await api.generate(SINGLE_PROMPT, GenerateConfig(seed=seed))).text for seed in range(60)}
+    assert answers == {"A", "B", "C", "D", "E"}
+    bare = [user("Question?\n\nOptions:\nA. x\nB. y\nC. z")]
+    assert {
+        (await baseline("random", answers="single").generate(bare, GenerateConfig(seed=s))).text for s in range(30)
+    } == {"A", "B", "C"}
+    with pytest.raises(ModelError, match="answer format"):
+        await api.generate(bare, GenerateConfig())
+
+
+async def test_majority_answers_the_most_common_gold_letter() -> None:
+    api = baseline("majority", answer="C")
+    assert (await api.generate(SINGLE_PROMPT, GenerateConfig())).text == "C"
+    two = [user("Question?\n\nOptions:\nA. x\nB. y\n\nExactly one option is correct. Answer with its letter.")]
+    assert (await api.generate(two, GenerateConfig())).text == "A"  # C absent: the next one present
+    with pytest.raises(ModelError, match="single-answer"):
+        await api.generate(PROMPT, GenerateConfig())
+
+
+def test_majority_learns_from_the_task_dataset_and_records_it() -> None:
+    api = baseline("majority", task="mirage/medqa")
+    counts = Counter(sample.target for sample in create_task("mirage/medqa").dataset)
+    described = api.describe()
+    assert described["counts"] == dict(counts) and sum(counts.values()) == 1273
+    assert described["answer"] == counts.most_common(1)[0][0] and described["task"] == "mirage/medqa"
+    tied = [baseline("majority", answer="B", seed=s).describe()["answer"] for s in range(3)]
+    assert tied == ["B"] * 3
+    with pytest.raises(ConfigError, match="single-answer"):
+        baseline("majority", task="caremedeval")
+    with pytest.raises(ConfigError, match="exactly one"):
+        baseline("majority")
+    with pytest.raises(ConfigError, match="only baseline/majority"):
+        baseline("random", task="mirage/medqa")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["baseline/random", "baseline/majority"])
+def test_medqa_baselines_are_chance_and_majority_with_nothing_unparsed(tmp_path: Path, spec: str) -> None:
+    task = create_task("mirage/medqa")
+    args = {"task": "mirage/medqa"} if spec.endswith("majority") else {}
+    config = RunConfig(
+        task="mirage/medqa", model=spec, model_args=args, store=str(tmp_path / "runs.sqlite"), cache=False
+    )
+    result = run(config, task=task)
+    summary = summarize(RunStore(tmp_path / "runs.sqlite"), result.run.run_id)
+    accuracy = next(m.value for m in summary.metrics if m.metric == "accuracy")
+    assert summary.generations == 1273 and summary.unparsed == 0
+    if spec.endswith("random"):
+        assert abs(accuracy - 0.25) < 0.04  # chance with 4 options; one standard error is 0.012
+    else:
+        counts = Counter(sample.target for sample in task.dataset)
+        assert accuracy == pytest.approx(counts.most_common(1)[0][1] / 1273)

@@ -134,3 +134,19 @@ def test_ddi_with_the_small_local_model(tmp_path: Path) -> None:
     assert result.progress.errors == 0
     report = micro_f1(RunStore(store_path), result.run.run_id)
     assert report.samples == 1 and report.overall.tp + report.overall.fn >= 1
+
+
+def test_every_summary_carries_the_corpus_micro_f1(tmp_path: Path) -> None:
+    from ebmeval.runner import summarize
+
+    task = create_task("ddi", subset="positive")
+    model = Model(ScriptedModel(lambda _m, _c: "none"))
+    store_path = tmp_path / "runs.sqlite"
+    config = RunConfig(shuffle=False, task="ddi", task_args={"subset": "positive"}, limit=4, store=str(store_path))
+    result = run(config, task=task, models={"model": model})
+    summary = summarize(RunStore(store_path), result.run.run_id)
+    headline = {m.metric: m for m in summary.metrics if m.scorer == "triplet-f1" and m.group is None}
+    expected = micro_f1(RunStore(store_path), result.run.run_id).overall
+    assert headline["micro_f1"].value == expected.f1 == 0.0 and headline["micro_f1"].n == 4
+    assert headline["micro_recall"].value == expected.recall
+    assert {"micro_f1", "micro_precision", "micro_recall", "f1"} <= set(headline)

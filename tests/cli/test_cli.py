@@ -96,6 +96,37 @@ def test_resume_command_keeps_bracketed_arguments() -> None:
     assert console.export_text().strip() == "ebmeval run --task-arg 'items=[m3-1,m3-2]' --role judge2=local:smollm2"
 
 
+def test_score_prints_a_table_without_json(tmp_path: Path) -> None:
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text('{"id": "12377809", "answer": "A"}\n{"id": "26163474", "output": "no idea"}\n')
+    done = ebmeval("score", "pubmedqa", "--predictions", str(predictions), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    as_json = json.loads(ebmeval("score", "pubmedqa", "--predictions", str(predictions), "--json", cwd=tmp_path).stdout)
+    assert as_json["metrics"][0]["value"] == 0.5 and as_json["scored"] == 2
+    lines = [line for line in done.stdout.splitlines() if "accuracy" in line]
+    assert lines and "0.500" in lines[0] and "│ 2 │" in lines[0]
+    assert f"2 scored · {as_json['unparsed']} unparsed" in done.stdout
+
+
+def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
+    def listed(kind: str) -> list[dict[str, object]]:
+        done = ebmeval("list", kind, "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        rows: list[dict[str, object]] = json.loads(done.stdout)
+        return rows
+
+    scorers = {row["scorer"] for row in listed("scorers")}
+    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality"} <= scorers
+    workflows = {(row["workflow"], row["option"]) for row in listed("workflows")}
+    assert {("direct", "strategy"), ("cot-refine", "strategy"), ("golden-rag", "workflow")} <= workflows
+    templates = {row["template"]: row for row in listed("templates")}
+    assert any(t.startswith("question@v") for t in templates)
+    assert {row["family"] for row in templates.values()} == {"workflow", "judge"}
+    shown = ebmeval("list", "scorers", cwd=tmp_path)
+    assert shown.returncode == 0 and "triplet-f1" in shown.stdout
+
+
 def test_describe_prints_each_option_with_type_default_and_allowed_values(tmp_path: Path) -> None:
     done = ebmeval("describe", "caremedeval", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,6 @@
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +19,8 @@ from ebmeval.factuality import (
     rouge_by_correctness,
     welch_ttest,
 )
-from ebmeval.factuality.__main__ import main
 from ebmeval.stats import StatsInputError, cohen_kappa
+from ebmeval.store import RunStore
 
 
 def make(i: int, correct: bool, t_dir: str = "positive", g_dir: str = "positive") -> Assessment:
@@ -115,11 +117,34 @@ def test_cli_analyze_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[st
         f"r3,{','.join(['0'] * 5 + ['1'] * 5)}\n"
     )
     out = tmp_path / "report.md"
-    args = ["analyze", "--generated", str(tmp_path / "g.csv"), "--targets", str(tmp_path / "t.csv")]
-    code = main([*args, "--human", str(tmp_path / "h.csv"), "--annotator", "ann1", "--out", str(out)])
-    assert code == 0
+    args = ["factuality", "analyze", "--generated", str(tmp_path / "g.csv"), "--targets", str(tmp_path / "t.csv")]
+    done = ebmeval(*args, "--human", str(tmp_path / "h.csv"), "--annotator", "ann1", "--out", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
     text = out.read_text()
+    assert text in done.stdout
     assert "Summaries analysed: 3." in text and "### Agreement: annotators" in text
     assert "| direction | 3 | 0.667 |" in text
-    assert main(["analyze", "--generated", str(tmp_path / "g.csv")]) == 2
-    assert "needs --generated" in capsys.readouterr().err
+    missing = ebmeval("factuality", "analyze", "--generated", str(tmp_path / "g.csv"), cwd=tmp_path)
+    assert missing.returncode == 2 and "needs --generated" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_cli_run_reads_task_options_like_every_other_command(tmp_path: Path) -> None:
+    store = str(tmp_path / "runs.sqlite")
+    args = ["factuality", "--store", store, "run", "factuality/evidence-inference", "--arg", "order_seed=01"]
+    done = ebmeval(*args, "--model", "scripted:Change: increased", "--limit", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "2/2 done, 0 errors" in done.stdout
+    (run,) = RunStore(store).list_runs()
+    assert run.config["task_args"]["order_seed"] == 1
+    bad = ebmeval("factuality", "run", "factuality/evidence-inference", "--arg", "order_seed", cwd=tmp_path)
+    assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def ebmeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from ebmeval.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

@@ -63,3 +63,18 @@ async def test_ask_retries_once_and_records_how_the_value_was_obtained() -> None
     assert attempt.value == 3 and attempt.retried and attempt.forced
     assert attempt.metadata() == {"replies": ["hmm", '{"overall": 3}'], "retried": True, "forced_by_schema": True}
     assert judge.requests[1][1].response_schema == {"type": "object"}
+
+
+async def test_a_thinking_judge_gets_room_to_think_and_settings_are_part_of_the_score_set() -> None:
+    from ebmeval.scorers.judges import StepsWithReference
+    from ebmeval.tasks import THINKING_BUDGET, scorer_spec
+
+    thinker = ScriptedModel(["Verdict: YES"], name="scripted/thinker")
+    thinker.reasoning = True
+    ctx = SampleContext({"judge": Model(thinker)})
+    await ask(ctx, "q", "Is it so?", parse_verdict, "Say YES or NO.", config=GenerateConfig(max_tokens=128))
+    assert thinker.requests[0][1].max_tokens == THINKING_BUDGET
+    models = {"judge": Model(ScriptedModel(name="scripted/j"))}
+    default = scorer_spec(StepsWithReference(), models)
+    warmer = scorer_spec(StepsWithReference(temperature=0.7, max_tokens=512), models)
+    assert default != warmer and warmer["args"]["config"] == {"temperature": 0.7, "max_tokens": 512, "logprobs": False}

@@ -26,7 +26,8 @@ def test_building_a_local_model_is_fast_and_loads_nothing() -> None:
     assert api.name == "llamacpp/smollm2-135m-instruct-q4_1"
     assert api.context_length == 8192 and api.max_concurrency == 1
     assert api.describe()["sha256"] == SMOLLM2_SHA256
-    assert api.describe()["engine"].startswith("xllamacpp ")
+    assert api.describe()["engine"] == api.provenance()["engine"] and api.describe()["n_ctx"] == 8192
+    assert api.provenance()["engine"].startswith("xllamacpp ") and "n_threads" not in api.describe()
     assert api._server is None
 
 
@@ -46,7 +47,7 @@ def test_options() -> None:
     assert (api.context_length, api.max_concurrency, api.n_threads) == (1024, 2, 1)
     with pytest.raises(ConfigError, match=r"n_ctx.*more than the 8192 tokens"):
         local("smollm2", n_ctx=16384)
-    with pytest.raises(ConfigError, match=r"'ctx'.*known: n_ctx, n_parallel, n_threads"):
+    with pytest.raises(ConfigError, match=r"'ctx'.*known: n_ctx, n_parallel, n_threads, engine"):
         local("smollm2", ctx=512)
     with pytest.raises(ConfigError, match="n_parallel"):
         local("smollm2", n_parallel=0)

@@ -47,7 +47,7 @@ def test_evaluate_retrieval(corpus: list[Document]) -> None:
     assert report.metrics["recall@1"] == pytest.approx((1 + 0.5) / 2)
     assert report.metrics["precision@2"] == pytest.approx((0.5 + 0.5) / 2)
     assert report.metrics["mrr"] == 1.0
-    table = retrieval_table([report], ("recall@1", "mrr"))
+    table = retrieval_table([report], ("recall@1", "mrr")).markdown(title=False)
     assert table.splitlines()[0] == "| benchmark | retriever | queries | documents | recall@1 | mrr |"
     assert table.splitlines()[2] == "| tiny | bm25 | 2 | 5 | 0.750 | 1.000 |"
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from ebmeval.report import Table, collect, latex_escape, recall_curve, write_report
 from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
+from ebmeval.tables import Column
 from ebmeval.tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from tests.helpers.toy import scripted_model, toy_task
 
@@ -93,7 +95,7 @@ def test_latex_tables_compile(tmp_path: Path) -> None:
 
 
 def test_markdown_table_escapes_pipes() -> None:
-    table = Table("t", ["a", "b"], numeric={1})
+    table = Table("t", ["a", Column("b", "number")])
     table.add("x|y", 3)
     assert "x\\|y" in table.markdown() and "---:" in table.markdown()
     with pytest.raises(ValueError, match="2 columns"):
@@ -203,3 +205,22 @@ def test_long_list_options_are_shortened_in_labels_but_stay_distinct() -> None:
     many = [f"m3-{i}" for i in range(5)]
     assert _short(many).startswith("[m3-0, … 5 values #") and _short(many) != _short([*many[:4], "m3-9"])
     assert _short(["a", "b"]) == "['a', 'b']" and _short(10) == "10"
+
+
+def test_report_csv_holds_numbers_not_formatted_text(tmp_path: Path) -> None:
+    store, a, b = two_runs(tmp_path)
+    data = collect(store, [a, b])
+    files = write_report(data, tmp_path / "report")
+    (metrics_csv,) = [p for p in files.csv if p.name.startswith("metrics")]
+    rows = list(csv.DictReader(metrics_csv.open()))
+    summary = data.summaries[a]
+    (accuracy,) = [m for m in summary.metrics if m.metric == "accuracy" and m.group is None]
+    (row,) = [r for r in rows if r["run"] == data.labels[a]]
+    assert float(row["value"]) == accuracy.value
+    assert (float(row["95% CI low"]), float(row["95% CI high"])) == accuracy.ci
+    assert int(row["tokens in"]) == summary.usage.input_tokens and row["cost"] == ""  # no price: missing
+    (contrasts_csv,) = [p for p in files.csv if p.name.startswith("paired")]
+    (contrast,) = data.contrasts
+    (row,) = list(csv.DictReader(contrasts_csv.open()))
+    assert float(row["p"]) == contrast.pvalue  # the number itself; text tables round it (or show <0.001)
+    assert f"| {contrast.pvalue:.3f} |" in files.markdown.read_text()

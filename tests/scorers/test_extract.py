@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from ebmeval.scorers import choice_parser, parse_choices, strip_reasoning
+from ebmeval.models import strip_reasoning
+from ebmeval.scorers import choice_parser, parse_choices
 from ebmeval.tasks import Sample
 
 YES_NO = {"A": "yes", "B": "no", "C": "maybe"}
@@ -30,8 +31,9 @@ SINGLE = [
     ("Réponse : c", "C", "answer-line"),
     ("Let me think.\nThe abstract reports a benefit.\nAnswer: A", "A", "answer-line"),
     ("Answer: A\n\nExplanation: the trial found a benefit, so B is wrong.", "A", "answer-line"),
-    ("Option C is correct because the data are mixed.", "C", "answer-line"),
-    ("B is correct because the study was negative.", "B", "whole"),
+    # "X is correct" sentences are their own source, "verdicts" (they add up across sentences)
+    ("Option C is correct because the data are mixed.", "C", "verdicts"),
+    ("B is correct because the study was negative.", "B", "verdicts"),
     ("yes", "A", "whole"),
     ("Yes.", "A", "whole"),
     ("No, the study found no difference.", "B", "whole"),
@@ -83,10 +85,10 @@ UNPARSED = [
     ("<think>all reasoning</think>", "thinking-unfinished"),
     ("I don't know.", "no-answer-found"),
     ("A patient with this profile should be treated.", "no-answer-found"),
-    ("B or C", "no-answer-found"),
+    ("B or C", "hedged: B or C"),  # the reason now says why
     ("None of the options is correct.", "no-answer-found"),
     ("The question cannot be answered from the abstract.", "no-answer-found"),
-    ("Answer: F", "no-answer-found"),
+    ("Answer: F", "not-an-option: F"),  # the reason now says why
     ("To answer this question we need more data.", "no-answer-found"),
     ("Answer: B, C", "several-letters"),
     ("(b) and (c)", "several-letters"),

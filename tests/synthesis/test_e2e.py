@@ -10,12 +10,13 @@ from typer.testing import CliRunner
 import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, ModelError, UnknownNameError
 from ebmeval.cli._app import app
+from ebmeval.judges import panel_agreement
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.report import collect
 from ebmeval.runner import RunConfig, run
 from ebmeval.store import RunStore
-from ebmeval.synthesis import export_feasibility, panel_agreement, synthesis_contrasts, synthesis_table
+from ebmeval.synthesis import export_feasibility, synthesis_contrasts, synthesis_table
 from ebmeval.tasks import create_task
 
 from .helpers import reply_by_prompt
@@ -174,16 +175,18 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
     assert agreement.icc is not None
     report = collect(RunStore(store), [result.run.run_id])
     (table,) = [t for t in report.tables() if t.title == "Judge panel agreement"]
-    assert table.rows == [
+    shown = table.texts()
+    assert shown == [
         [
             report.labels[result.run.run_id],
             "3",
             "judge 4.00, judge2 " + f"{agreement.judge_means['judge2']:.2f}",
             f"{agreement.alpha.value:.3f}",
-            table.rows[0][4],
+            shown[0][4],
         ]
     ]
-    assert table.rows[0][4].startswith(f"{agreement.icc.value:.3f} [")
+    assert shown[0][4].startswith(f"{agreement.icc.value:.3f} [")
+    assert table.rows[0][3] == agreement.alpha.value  # cells keep their numbers
     feasible = run(config(store, "feasibility", feasibility_runs=2), models=models(ScriptedModel(reply_by_prompt())))
     path = tmp_path / "feasibility.jsonl"
     assert export_feasibility(store, feasible.run.run_id, path) == 3

@@ -22,13 +22,17 @@ from .._util.errors import ConfigError, DataError, UsageError
 from ..models import Model
 from ..runner import register_scorers, rescore
 from ..scorers.judges import (
+    LIST_MAX_TOKENS,
     PROMPT_VARIANTS,
+    STEP_MAX_TOKENS,
     StepsWithoutReference,
     StepsWithReference,
     StepsWithReferenceSingle,
 )
 from ..stats import BlandAltman, Estimate, TestResult, bland_altman, bootstrap_ci, cohen_kappa, pearson
 from ..store import RunStore
+from ..tables import Column, Table
+from ..tables import Estimate as Cell
 from ..tasks import Scorer
 
 STRATEGIES = ("steps-with-reference", "steps-with-reference-single", "steps-without-reference")
@@ -72,15 +76,19 @@ class SweepRow:
     scored: int
 
 
-def _judge_scorer(strategy: str, prompt: str, tag: str | None) -> Scorer:
+def _judge_scorer(strategy: str, prompt: str, tag: str | None, max_tokens: int | None, temperature: float) -> Scorer:
     suffix = f"[{tag}]" if tag else ""
     if strategy == "steps-with-reference":
         base = "judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}")
-        return StepsWithReference(prompt, name=base + suffix)
+        budget = STEP_MAX_TOKENS if max_tokens is None else max_tokens
+        return StepsWithReference(prompt, name=base + suffix, max_tokens=budget, temperature=temperature)
+    budget = LIST_MAX_TOKENS if max_tokens is None else max_tokens
     if strategy == "steps-with-reference-single":
-        return StepsWithReferenceSingle(name="judge/steps-with-reference-single" + suffix)
+        name = "judge/steps-with-reference-single" + suffix
+        return StepsWithReferenceSingle(name=name, max_tokens=budget, temperature=temperature)
     if strategy == "steps-without-reference":
-        return StepsWithoutReference(name="judge/steps-without-reference" + suffix)
+        name = "judge/steps-without-reference" + suffix
+        return StepsWithoutReference(name=name, max_tokens=budget, temperature=temperature)
     raise ConfigError("strategies", f"unknown judge strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
 
 
@@ -117,6 +125,8 @@ def sweep(
     concurrency: int = 1,
     seed: int = 0,
     n_resamples: int = 10_000,
+    judge_max_tokens: int | None = None,
+    judge_temperature: float | None = None,
 ) -> list[SweepRow]:
     """Judge the stored rationales of ``run_id`` with several judges, strategies and prompt wordings.
 
@@ -125,7 +135,9 @@ def sweep(
     with every prompt in ``prompt_variants``. Scores are stored in the run under scorer
     names carrying the prompt (``@p3``) and the judge (``[name]``), so nothing is judged
     twice. Each row's mean has a 95% percentile bootstrap CI over samples (scores of
-    several epochs of a sample are averaged first).
+    several epochs of a sample are averaged first). ``judge_max_tokens`` and
+    ``judge_temperature`` replace the judges' own reply budget and temperature; they are
+    part of each score set's identity.
 
     Returns:
         One :class:`SweepRow` per (strategy, judge) pair, then one per further prompt variant.
@@ -141,7 +153,8 @@ def sweep(
         plan.append(("steps-with-reference", chosen, PROMPT_VARIANTS[0]))
     rows = []
     for strategy, judge, prompt in plan:
-        scorer = _judge_scorer(strategy, prompt, judge)
+        temperature = 0.0 if judge_temperature is None else judge_temperature
+        scorer = _judge_scorer(strategy, prompt, judge, judge_max_tokens, temperature)
         before, score_set = _count_scored(store_path, run_id, scorer, judges[judge])
         started = time.perf_counter()
         rescore(store_path, run_id, [scorer], {"judge": judges[judge]}, concurrency=concurrency)
@@ -186,17 +199,22 @@ def _count_scored(store_path: str, run_id: str, scorer: Scorer, judge: Model) ->
 
 def format_table(rows: Sequence[SweepRow]) -> str:
     """The sweep as a Markdown table: strategy, judge, prompt, mean [95% CI], n, unparsed, wall time."""
-    lines = [
-        "| strategy | judge | prompt | mean [95% CI] | n | unparsed | wall s | newly scored |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    table = Table(
+        "",
+        [
+            "strategy",
+            "judge",
+            "prompt",
+            Column("mean [95% CI]", "estimate"),
+            Column("n", "number"),
+            Column("unparsed", "number"),
+            Column("wall s", "number", fmt="{:.1f}"),
+            Column("newly scored", "number"),
+        ],
+    )
     for r in rows:
-        ci = f" [{r.ci[0]:.3f}, {r.ci[1]:.3f}]" if r.ci else ""
-        lines.append(
-            f"| {r.strategy} | {r.judge} | {r.prompt} | {r.mean:.3f}{ci} | {r.n} | {r.unparsed} | "
-            f"{r.wall_s:.1f} | {r.scored} |"
-        )
-    return "\n".join(lines)
+        table.add(r.strategy, r.judge, r.prompt, Cell(r.mean, r.ci), r.n, r.unparsed, r.wall_s, r.scored)
+    return table.markdown().rstrip("\n")
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,14 @@
 """Expert annotation: blinded studies of model outputs, served as a small web application.
 
 ``create_study`` builds a study from run-store runs or JSONL files and returns the invitation
-tokens; ``serve`` runs the app; ``export`` and ``import_scores`` take the human scores out, the
-latter into the run store, where ``agreement_report`` compares them with an automatic judge.
+tokens; ``revoke`` invalidates or rotates one; ``serve`` runs the app; ``export`` and
+``import_scores`` take the human scores out, the latter into the run store, where
+``agreement_report`` compares them with an automatic judge.
 """
 
-from ..report._human import AgreementReport, agreement_report
+from ..report import AgreementReport, agreement_report
 from . import _require  # noqa: F401  (raises MissingDependencyError without the web extra)
+from ._access import revoke
 from ._answers import FieldAgreement, Rating, agreement, save_answer, study_ratings
 from ._design import PlannedTask, latin_square_plan
 from ._export import export, import_scores, serve
@@ -37,6 +39,7 @@ __all__ = [
     "latin_square_plan",
     "make_engine",
     "read_calibration",
+    "revoke",
     "save_answer",
     "serve",
     "study_ratings",

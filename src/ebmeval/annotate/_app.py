@@ -1,9 +1,10 @@
 """The web application: invitation links, onboarding, calibration, blinded tasks and the lead's dashboard.
 
-Annotators authenticate with the cookie set by their invitation link and the lead with the admin
-link's cookie (or an ``Authorization: Bearer`` header for scripts). Every state-changing request
-made with a cookie carries a CSRF token bound to the credential. Pages and JSON show candidates
-only by opaque per-assignment ids; system names reach only the admin exports.
+Opening an invitation link (``/join/<token>``) or the admin link exchanges the token, once, for a
+session id that is not the token; the session cookie carries only that id (the lead's scripts may
+send ``Authorization: Bearer <admin token>`` instead). Every state-changing request carries a CSRF
+token bound to the session (or to the bearer credential), whatever its headers. Pages and JSON show
+candidates only by opaque per-assignment ids; system names reach only the admin exports.
 """
 
 # No ``from __future__ import annotations``: FastAPI reads the route signatures at runtime, and the
@@ -11,11 +12,12 @@ only by opaque per-assignment ids; system names reach only the admin exports.
 import csv
 import io
 import json
+import logging
+import math
 import re
 import statistics
 from collections.abc import Iterator
 from dataclasses import asdict
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,18 +31,31 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise MissingDependencyError("The annotation app", "fastapi", "web") from exc
 from markupsafe import Markup, escape
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from ._access import SESSION_DAYS, find_session, open_session
 from ._answers import Rating, agreement, is_complete, save_answer, study_form, study_ratings
 from ._forms import Form as AnnotationForm
-from ._models import Annotator, Assignment, CalibrationAnswer, Study, make_engine, utcnow
+from ._logs import install_log_redaction
+from ._models import Annotator, Assignment, CalibrationAnswer, Study, aware, make_engine, utcnow
 from ._security import csrf_ok, csrf_token, hash_token, signing_secret
+from ._throttle import FailureThrottle
 
 _HERE = Path(__file__).parent
+_log = logging.getLogger("ebmeval.annotate")
 ANNOTATOR_COOKIE = "ebmeval_annotator"
 ADMIN_COOKIE = "ebmeval_admin"
+MAX_FORM_VALUE = 200
+"""Longest form key or value accepted (answers are at most 32 characters); longer ones get 422."""
+MAX_BODY = 256 * 1024
+"""Largest request body accepted, bytes (413 beyond)."""
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+"""No inline script or style anywhere: the pages load /static/annotate.js and /static/annotate.css only."""
 
 
 class AnswerIn(BaseModel):
@@ -52,20 +67,39 @@ class AnswerIn(BaseModel):
 
 
 def _highlight(text: str, passages: list[str]) -> Markup:
-    """``text`` HTML-escaped, with every occurrence of the passages wrapped in ``<mark>``."""
-    out = escape(text)
-    for p in sorted(passages, key=len, reverse=True):
-        out = Markup(re.sub(re.escape(str(escape(p))), lambda m: f"<mark>{m.group(0)}</mark>", str(out)))
-    return out
+    """``text`` HTML-escaped, with every occurrence of the passages wrapped in ``<mark>``.
+
+    Occurrences are found in the raw text and overlapping ones merged before anything is
+    escaped, so a passage never matches inside markup or an entity.
+    """
+    spans = sorted((m.start(), m.end()) for p in passages if p for m in re.finditer(re.escape(p), text))
+    merged: list[list[int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    out = Markup()
+    pos = 0
+    for start, end in merged:
+        out += escape(text[pos:start]) + Markup("<mark>") + escape(text[start:end]) + Markup("</mark>")
+        pos = end
+    return out + escape(text[pos:])
 
 
-def _aware(value: datetime) -> datetime:
-    # SQLite returns naive datetimes for values stored as UTC.
-    return value if value.tzinfo is not None else value.replace(tzinfo=utcnow().tzinfo)
+def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle | None = None) -> FastAPI:
+    """The annotation app over the annotation database ``db`` (SQLite path or ``postgresql://`` URL).
 
-
-def create_app(db: str) -> FastAPI:
-    """The annotation app over the annotation database ``db`` (SQLite path or ``postgresql://`` URL)."""
+    Args:
+        db: The annotation database.
+        behind_tls: Served through a TLS proxy: cookies are ``Secure`` and responses carry HSTS even
+            when the proxy does not say so. Without it, requests whose scheme is https (uvicorn
+            takes it from ``X-Forwarded-Proto`` sent by a trusted proxy, see ``forwarded_allow_ips``)
+            get both.
+        throttle: The slowdown on failed token lookups (default: :class:`FailureThrottle`'s defaults).
+    """
+    install_log_redaction()
+    throttle = throttle or FailureThrottle()
     engine = make_engine(db)
     sessions = sessionmaker(engine, expire_on_commit=False)
     with sessions() as s:
@@ -83,34 +117,131 @@ def create_app(db: str) -> FastAPI:
     def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
         return templates.TemplateResponse(request, name, context, status_code=status)
 
+    def tls(request: Request) -> bool:
+        return behind_tls or request.url.scheme == "https"
+
+    def admit(request: Request) -> str:
+        """The client's address, admitted by the throttle for one token lookup (429 while it must wait)."""
+        client = request.client.host if request.client is not None else "-"
+        wait = throttle.admit(client)
+        if wait > 0:
+            raise HTTPException(
+                429,
+                f"Too many invalid links from your address; try again in {math.ceil(wait)} s.",
+                headers={"Retry-After": str(math.ceil(wait))},
+            )
+        return client
+
+    def refuse(client: str, what: str) -> HTTPException:
+        _log.warning("invalid %s from %s", what, client)
+        return HTTPException(403, f"This {what} is not valid.")
+
     def annotator(request: Request, session: DB) -> Annotator:
-        token = request.cookies.get(ANNOTATOR_COOKIE)
-        person = session.scalar(select(Annotator).where(Annotator.token_hash == hash_token(token))) if token else None
-        if person is None:
+        row = find_session(session, request.cookies.get(ANNOTATOR_COOKIE), lead=False)
+        if row is None or row.annotator is None:
             raise HTTPException(401, "Open the personal invitation link you received.")
-        return person
+        request.state.csrf_key = row.sid_hash
+        return row.annotator
 
     Person = Annotated[Annotator, Depends(annotator)]
 
     def lead(request: Request, session: DB) -> Study:
-        header = request.headers.get("authorization", "")
-        token = header[7:] if header.lower().startswith("bearer ") else request.cookies.get(ADMIN_COOKIE)
-        study = session.scalar(select(Study).where(Study.admin_hash == hash_token(token))) if token else None
-        if study is None:
+        scheme, _, credential = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer":
+            # Only the header counts then: a request never mixes the bearer token and the cookie.
+            client = admit(request)
+            study = session.scalar(select(Study).where(Study.admin_hash == hash_token(credential.strip())))
+            if study is None:
+                raise HTTPException(401, "Admin credential required.")
+            throttle.succeeded(client)
+            request.state.csrf_key = study.admin_hash
+            return study
+        row = find_session(session, request.cookies.get(ADMIN_COOKIE), lead=True)
+        if row is None:
             raise HTTPException(401, "Admin credential required.")
-        return study
+        request.state.csrf_key = row.sid_hash
+        return row.study
 
     Lead = Annotated[Study, Depends(lead)]
 
-    def _check_csrf(request: Request, token_hash: str, given: str | None) -> None:
-        if not csrf_ok(secret, token_hash, given):
+    def csrf_of(request: Request) -> str:
+        return csrf_token(secret, request.state.csrf_key)
+
+    def _check_csrf(request: Request, given: str | None) -> None:
+        if not csrf_ok(secret, request.state.csrf_key, given):
             raise HTTPException(403, "Missing or invalid CSRF token; reload the page and try again.")
 
-    async def form_csrf(request: Request, token_hash: str) -> dict[str, str]:
-        form = await request.form()
-        values = {k: v for k, v in form.items() if isinstance(v, str)}
-        _check_csrf(request, token_hash, values.pop("csrf_token", None))
+    async def bounded_form(request: Request) -> dict[str, str]:
+        """The posted form; 422 for a file, or a key or value longer than :data:`MAX_FORM_VALUE`."""
+        form = await request.form(max_files=0, max_fields=1000, max_part_size=MAX_BODY)
+        values: dict[str, str] = {}
+        for key, value in form.items():
+            if not isinstance(value, str):
+                raise HTTPException(422, f"Field '{key[:MAX_FORM_VALUE]}' must be text.")
+            if len(key) > MAX_FORM_VALUE or len(value) > MAX_FORM_VALUE:
+                raise HTTPException(422, f"Form fields are limited to {MAX_FORM_VALUE} characters.")
+            values[key] = value
         return values
+
+    async def form_csrf(request: Request) -> dict[str, str]:
+        values = await bounded_form(request)
+        _check_csrf(request, values.pop("csrf_token", None) or request.headers.get("x-csrf-token"))
+        return values
+
+    def start_session(request: Request, session: DB, study: Study, person: Annotator | None, to: str) -> Response:
+        response = RedirectResponse(to, status_code=303)
+        response.set_cookie(
+            ADMIN_COOKIE if person is None else ANNOTATOR_COOKIE,
+            open_session(session, study, person),
+            httponly=True,
+            samesite="lax",
+            secure=tls(request),
+            max_age=SESSION_DAYS * 86400,
+        )
+        return response
+
+    def exchange(request: Request, session: DB, token: str, *, lead: bool, confirmed: bool) -> Response:
+        """Trade an invitation (or admin) token for a new session; ask first when it replaces another one."""
+        client = admit(request)
+        what = "admin link" if lead else "invitation link"
+        person: Annotator | None = None
+        if lead:
+            study = session.scalar(select(Study).where(Study.admin_hash == hash_token(token)))
+        else:
+            person = session.scalar(select(Annotator).where(Annotator.token_hash == hash_token(token)))
+            study = person.study if person is not None else None
+        if study is None:
+            raise refuse(client, what)
+        throttle.succeeded(client)
+        to = "/admin" if lead else "/start"
+        current = find_session(session, request.cookies.get(ADMIN_COOKIE if lead else ANNOTATOR_COOKIE), lead=lead)
+        if current is not None and (current.study_id, current.annotator_id) == (study.id, person and person.id):
+            return RedirectResponse(to, status_code=303)  # already signed in as this person
+        if current is not None and not confirmed:
+            request.state.csrf_key = current.sid_hash
+            return render(
+                request,
+                "switch.html",
+                current=_who(current.study, current.annotator),
+                new=_who(study, person),
+                token=token,
+                action="/admin/join/confirm" if lead else "/join/confirm",
+                stay=to,
+                csrf=csrf_of(request),
+                title="Switch account",
+            )
+        if current is not None:
+            session.delete(current)
+            session.commit()
+        return start_session(request, session, study, person, to)
+
+    async def confirm_exchange(request: Request, session: Session, *, lead: bool) -> Response:
+        row = find_session(session, request.cookies.get(ADMIN_COOKIE if lead else ANNOTATOR_COOKIE), lead=lead)
+        if row is None:
+            raise HTTPException(403, "Open the link again.")
+        request.state.csrf_key = row.sid_hash
+        values = await form_csrf(request)
+        return exchange(request, session, values.get("token", ""), lead=lead, confirmed=True)
 
     def gate(person: Annotator) -> str | None:
         """Where the annotator must go before tasks, or None when tasks are open."""
@@ -125,24 +256,47 @@ def create_app(db: str) -> FastAPI:
             raise HTTPException(404, "No such task.")
         return person.assignments[n - 1]
 
+    @app.middleware("http")
+    async def _security_headers(request: Request, call_next: Any) -> Response:
+        length = request.headers.get("content-length", "")
+        if length and (not length.isdigit() or int(length) > MAX_BODY):
+            response: Response = JSONResponse({"detail": "Request body too large."}, status_code=413)
+        else:
+            response = await call_next(request)
+        h = response.headers
+        h["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        h["X-Frame-Options"] = "DENY"
+        h["X-Content-Type-Options"] = "nosniff"
+        h["Referrer-Policy"] = "no-referrer"
+        if not request.url.path.startswith("/static/"):
+            h["Cache-Control"] = "no-store"
+        if tls(request):
+            h["Strict-Transport-Security"] = "max-age=31536000; includeSubDomains"
+        return response
+
     @app.exception_handler(HTTPException)
     async def _error(request: Request, exc: HTTPException) -> Response:
         if request.url.path.startswith("/api/") or "application/json" in request.headers.get("accept", ""):
-            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
-        return render(request, "error.html", exc.status_code, message=exc.detail, title="Error")
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        response = render(request, "error.html", exc.status_code, message=exc.detail, title="Error")
+        response.headers.update(exc.headers or {})
+        return response
+
+    @app.exception_handler(ValidationError)
+    async def _invalid(request: Request, exc: ValidationError) -> Response:
+        return await _error(request, HTTPException(422, "Invalid input: a field is missing, too long or malformed."))
 
     @app.get("/", response_class=HTMLResponse)
     def home(request: Request) -> HTMLResponse:
         return render(request, "error.html", 200, message="Open the personal invitation link you received.", title="")
 
     @app.get("/join/{token}")
-    def join(token: str, session: DB) -> Response:
-        person = session.scalar(select(Annotator).where(Annotator.token_hash == hash_token(token)))
-        if person is None:
-            raise HTTPException(403, "This invitation link is not valid.")
-        response = RedirectResponse("/start", status_code=303)
-        response.set_cookie(ANNOTATOR_COOKIE, token, httponly=True, samesite="strict", max_age=90 * 86400)
-        return response
+    def join(request: Request, token: str, session: DB) -> Response:
+        return exchange(request, session, token, lead=False, confirmed=False)
+
+    @app.post("/join/confirm")
+    async def join_confirmed(request: Request, session: DB) -> Response:
+        return await confirm_exchange(request, session, lead=False)
 
     @app.get("/start")
     def start(person: Person) -> Response:
@@ -157,13 +311,15 @@ def create_app(db: str) -> FastAPI:
             study=person.study,
             form=study_form(person.study),
             n_tasks=len(person.assignments),
-            csrf=csrf_token(secret, person.token_hash),
+            closed=person.study.status != "open",
+            csrf=csrf_of(request),
             title="Welcome",
         )
 
     @app.post("/onboarding")
     async def commit(request: Request, person: Person, session: DB) -> Response:
-        values = await form_csrf(request, person.token_hash)
+        values = await form_csrf(request)
+        _open(person)
         if values.get("commit") != "yes":
             raise HTTPException(422, "Tick the commitment box to continue.")
         if person.committed_at is None:
@@ -184,13 +340,15 @@ def create_app(db: str) -> FastAPI:
             form=study_form(person.study),
             items=person.study.calibration,
             given=given,
-            csrf=csrf_token(secret, person.token_hash),
+            closed=person.study.status != "open",
+            csrf=csrf_of(request),
             title="Calibration",
         )
 
     @app.post("/calibration")
     async def submit_calibration(request: Request, person: Person, session: DB) -> Response:
-        values = await form_csrf(request, person.token_hash)
+        values = await form_csrf(request)
+        _open(person)
         form = study_form(person.study)
         if person.committed_at is None:
             raise HTTPException(409, "Accept the commitment first.")
@@ -271,7 +429,7 @@ def create_app(db: str) -> FastAPI:
         if (where := gate(person)) is not None:
             return RedirectResponse(where, status_code=303)
         assignment = task_of(person, n)
-        if assignment.opened_at is None:
+        if assignment.opened_at is None and person.study.status == "open":
             assignment.opened_at = utcnow()
             session.commit()
         return _render_task(request, person, assignment)
@@ -284,7 +442,7 @@ def create_app(db: str) -> FastAPI:
             for s in assignment.shown
         ]
         end = assignment.completed_at or utcnow()
-        elapsed = int((_aware(end) - _aware(assignment.opened_at or end)).total_seconds())
+        elapsed = int((aware(end) - aware(assignment.opened_at or end)).total_seconds())
         return render(
             request,
             "task.html",
@@ -303,13 +461,16 @@ def create_app(db: str) -> FastAPI:
             running=assignment.completed_at is None,
             closed=person.study.status != "open",
             message=message,
-            csrf=csrf_token(secret, person.token_hash),
+            csrf=csrf_of(request),
             title=f"Task {assignment.position}",
         )
 
-    def _writable(person: Annotator) -> None:
+    def _open(person: Annotator) -> None:
         if person.study.status != "open":
             raise HTTPException(409, "The study is closed; answers can no longer change.")
+
+    def _writable(person: Annotator) -> None:
+        _open(person)
         if gate(person) is not None:
             raise HTTPException(403, "Finish onboarding and calibration first.")
 
@@ -329,7 +490,7 @@ def create_app(db: str) -> FastAPI:
 
     @app.post("/api/tasks/{n}/answer")
     def api_answer(request: Request, n: int, answer: AnswerIn, person: Person, session: DB) -> JSONResponse:
-        _check_csrf(request, person.token_hash, request.headers.get("x-csrf-token"))
+        _check_csrf(request, request.headers.get("x-csrf-token"))
         _writable(person)
         assignment = task_of(person, n)
         _store(session, study_form(person.study), assignment, answer)
@@ -339,7 +500,7 @@ def create_app(db: str) -> FastAPI:
 
     @app.post("/tasks/{n}")
     async def submit_task(request: Request, n: int, person: Person, session: DB) -> Response:
-        values = await form_csrf(request, person.token_hash)
+        values = await form_csrf(request)
         _writable(person)
         assignment = task_of(person, n)
         form = study_form(person.study)
@@ -370,12 +531,12 @@ def create_app(db: str) -> FastAPI:
         )
 
     @app.get("/admin/join/{token}")
-    def admin_join(token: str, session: DB) -> Response:
-        if session.scalar(select(Study).where(Study.admin_hash == hash_token(token))) is None:
-            raise HTTPException(403, "This admin link is not valid.")
-        response = RedirectResponse("/admin", status_code=303)
-        response.set_cookie(ADMIN_COOKIE, token, httponly=True, samesite="strict", max_age=90 * 86400)
-        return response
+    def admin_join(request: Request, token: str, session: DB) -> Response:
+        return exchange(request, session, token, lead=True, confirmed=False)
+
+    @app.post("/admin/join/confirm")
+    async def admin_join_confirmed(request: Request, session: DB) -> Response:
+        return await confirm_exchange(request, session, lead=True)
 
     @app.get("/admin", response_class=HTMLResponse)
     def dashboard(request: Request, study: Lead, session: DB) -> HTMLResponse:
@@ -383,7 +544,7 @@ def create_app(db: str) -> FastAPI:
         rows = []
         for person in study.annotators:
             times = [
-                (_aware(a.completed_at) - _aware(a.opened_at)).total_seconds()
+                (aware(a.completed_at) - aware(a.opened_at)).total_seconds()
                 for a in person.assignments
                 if a.completed_at is not None and a.opened_at is not None
             ]
@@ -407,7 +568,7 @@ def create_app(db: str) -> FastAPI:
             rows=rows,
             agreement=agreement(study, ratings),
             n_ratings=len(ratings),
-            csrf=csrf_token(secret, study.admin_hash),
+            csrf=csrf_of(request),
             title="Dashboard",
         )
 
@@ -429,11 +590,7 @@ def create_app(db: str) -> FastAPI:
 
     @app.post("/admin/status")
     async def set_status(request: Request, study: Lead, session: DB) -> Response:
-        # A bearer header is not sent by browsers on their own, so only cookie sessions need the CSRF token.
-        if request.headers.get("authorization"):
-            values = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
-        else:
-            values = await form_csrf(request, study.admin_hash)
+        values = await form_csrf(request)
         status = values.get("status")
         if status not in ("open", "closed"):
             raise HTTPException(422, "status must be 'open' or 'closed'.")
@@ -442,6 +599,10 @@ def create_app(db: str) -> FastAPI:
         return RedirectResponse("/admin", status_code=303)
 
     return app
+
+
+def _who(study: Study, person: Annotator | None) -> str:
+    return person.name if person is not None else f"the lead of {study.title}"
 
 
 def _matches(kind: str, value: str | None, gold: str | None) -> bool:
@@ -491,7 +652,12 @@ def ratings_json(study: Study, ratings: list[Rating]) -> str:
 
 
 def app_from_env() -> FastAPI:
-    """The app over the database named by ``EBMEVAL_ANNOTATE_DB`` (the factory uvicorn workers import)."""
+    """The app over ``EBMEVAL_ANNOTATE_DB`` (the factory uvicorn workers import).
+
+    ``EBMEVAL_ANNOTATE_BEHIND_TLS=1`` sets ``behind_tls``.
+    """
     import os
 
-    return create_app(os.environ["EBMEVAL_ANNOTATE_DB"])
+    return create_app(
+        os.environ["EBMEVAL_ANNOTATE_DB"], behind_tls=os.environ.get("EBMEVAL_ANNOTATE_BEHIND_TLS") == "1"
+    )

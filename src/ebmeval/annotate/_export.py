@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, MissingDependencyError, UsageError
 from ..store import RunStore
 from ._answers import Rating, study_ratings
-from ._models import Study, make_engine
+from ._models import Study, find_study, make_engine
 
 """The run-store table of human scores: one row per (run, sample, epoch, study, annotator, field, opponent);
 ``opponent`` is the other system of a pairwise comparison and empty for the other forms."""
@@ -21,10 +20,7 @@ def _ratings(db: str, study: str) -> tuple[Study, list[Rating], dict[str, str | 
     engine = make_engine(db)
     try:
         with Session(engine) as session:
-            row = session.scalar(select(Study).where(Study.slug == study))
-            if row is None:
-                known = ", ".join(session.scalars(select(Study.slug))) or "none"
-                raise UsageError(f"no study '{study}' in {db} (studies: {known})")
+            row = find_study(session, db, study)
             ratings = study_ratings(session, row)
             runs = {s.name: s.run_id for s in row.systems}
             epochs = {i.item_key: i.epoch for i in row.items}
@@ -99,27 +95,50 @@ def import_scores(db: str, study: str, store_path: str | Path) -> int:
     return len(records)
 
 
-def serve(db: str, *, host: str = "127.0.0.1", port: int = 8765, workers: int = 1) -> None:
+def serve(
+    db: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    workers: int = 1,
+    behind_tls: bool = False,
+    trusted_proxies: str = "127.0.0.1",
+) -> None:
     """Serve the annotation app with uvicorn until interrupted.
+
+    Log records pass through :class:`~ebmeval.annotate._logs.RedactTokens`: no token, session id or
+    CSRF token reaches the access or error log.
 
     Args:
         db: Annotation database (SQLite path or ``postgresql://`` URL; use PostgreSQL with several workers).
         host: Interface to bind; the default keeps the app on this machine (put a TLS proxy in front to share it).
         port: TCP port.
         workers: Uvicorn worker processes.
+        behind_tls: Users reach the app over HTTPS through a proxy: ``Secure`` cookies and HSTS always.
+        trusted_proxies: Comma-separated addresses whose ``X-Forwarded-Proto``/``X-Forwarded-For`` are
+            believed (uvicorn's ``forwarded_allow_ips``): https reported by them also gives ``Secure``
+            cookies and HSTS, and the slowdown on failed links counts the forwarded client address.
     """
     try:
         import uvicorn
     except ImportError as exc:
         raise MissingDependencyError("Serving the annotation app", "uvicorn", "web") from exc
     from ._app import create_app
+    from ._logs import redacted_log_config
 
+    common = {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "log_config": redacted_log_config(),
+        "proxy_headers": True,
+        "forwarded_allow_ips": trusted_proxies,
+    }
     if workers == 1:
-        uvicorn.run(create_app(db), host=host, port=port, log_level="info")
+        uvicorn.run(create_app(db, behind_tls=behind_tls), **common)  # type: ignore[arg-type]
     else:
         import os
 
         os.environ["EBMEVAL_ANNOTATE_DB"] = db
-        uvicorn.run(
-            "ebmeval.annotate._app:app_from_env", factory=True, host=host, port=port, workers=workers, log_level="info"
-        )
+        os.environ["EBMEVAL_ANNOTATE_BEHIND_TLS"] = "1" if behind_tls else "0"
+        uvicorn.run("ebmeval.annotate._app:app_from_env", factory=True, workers=workers, **common)  # type: ignore[arg-type]

@@ -5,13 +5,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Engine, ForeignKey, String, Text, UniqueConstraint, create_engine, event
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy import JSON, Engine, ForeignKey, String, Text, UniqueConstraint, create_engine, event, select
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+
+from .._util.errors import UsageError
 
 
 def utcnow() -> datetime:
     """The current time in UTC, timezone-aware."""
     return datetime.now(UTC)
+
+
+def aware(value: datetime) -> datetime:
+    """``value`` as a UTC-aware datetime (SQLite returns naive datetimes for values stored as UTC)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 class Base(DeclarativeBase):
@@ -90,7 +97,7 @@ class Candidate(Base):
 
 
 class Annotator(Base):
-    """An invited expert; only the SHA-256 of the invitation token is kept."""
+    """An invited expert; only the SHA-256 of the invitation token is kept (replaced when revoked)."""
 
     __tablename__ = "annotators"
     __table_args__ = (UniqueConstraint("study_id", "name"),)
@@ -176,6 +183,25 @@ class CalibrationAnswer(Base):
     value: Mapped[str] = mapped_column(String(32))
 
 
+class AccessSession(Base):
+    """A signed-in browser: the SHA-256 of its session id, for an annotator or (``annotator_id`` None) the lead.
+
+    Session ids are issued by the one-time exchange of an invitation or admin link; they are not
+    the invitation token, so the cookie never holds a long-lived credential. Revoking a link
+    deletes its sessions.
+    """
+
+    __tablename__ = "annotate_sessions"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]
+    study: Mapped[Study] = relationship()
+    annotator: Mapped[Annotator | None] = relationship()
+
+
 def database_url(db: str) -> str:
     """A SQLAlchemy URL: a plain path becomes SQLite; ``postgresql://`` uses the psycopg 3 driver."""
     if "://" not in db:
@@ -201,3 +227,12 @@ def make_engine(db: str) -> Engine:
         engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     Base.metadata.create_all(engine)
     return engine
+
+
+def find_study(session: Session, db: str, slug: str) -> Study:
+    """The study named ``slug``; ``UsageError`` listing the studies of ``db`` when there is none."""
+    row = session.scalar(select(Study).where(Study.slug == slug))
+    if row is None:
+        known = ", ".join(session.scalars(select(Study.slug))) or "none"
+        raise UsageError(f"no study '{slug}' in {db} (studies: {known})")
+    return row

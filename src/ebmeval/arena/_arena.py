@@ -38,6 +38,7 @@ from ..judges import ask
 from ..models import GenerateConfig, Model
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
+from ..tables import MISSING, Column, Table
 from ..tasks import Sample, SampleContext
 from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise, verdict_form
 
@@ -194,29 +195,40 @@ class ArenaResult:
             f"Judge: {self.judge}; {len(self.systems)} systems, {self.questions} questions, "
             f"{len(self.comparisons)} comparisons, each judged in both orders.",
             "",
-            "| system | run | label |",
-            "|---|---|---|",
         ]
         names = _short_names(self.systems)
-        lines += [f"| {names[run]} | {run} | {label} |" for run, label in self.systems.items()]
+        systems = Table("", ["system", "run", "label"])
+        for run, label in self.systems.items():
+            systems.add(names[run], run, label)
+        lines.append(systems.markdown().rstrip("\n"))
         for result in self.axes.values():
             lines += ["", f"## {result.axis}", ""]
-            lines += [
-                "| system | Elo | Elo 95% CI | BT | BT 95% CI | W | L | T |",
-                "|---|---:|---|---:|---|---:|---:|---:|",
-            ]
-            order = sorted(self.systems, key=lambda run: -result.elo.value[run])
-            for run in order:
-                bt = result.bradley_terry
-                bt_value = f"{bt.value[run]:.0f}" if bt else "–"
-                bt_ci = _interval(bt.ci[run]) if bt else "–"
-                w, lost, t = result.record[run]
-                lines.append(
-                    f"| {names[run]} | {result.elo.value[run]:.0f} | {_interval(result.elo.ci[run])} | "
-                    f"{bt_value} | {bt_ci} | {w} | {lost} | {t} |"
+            ratings = Table(
+                "",
+                [
+                    "system",
+                    Column("Elo", "number", fmt="{:.0f}"),
+                    Column("Elo 95% CI", "interval", fmt="{:.0f}", pair="{}–{}"),
+                    Column("BT", "number", fmt="{:.0f}"),
+                    Column("BT 95% CI", "interval", fmt="{:.0f}", pair="{}–{}"),
+                    Column("W", "number"),
+                    Column("L", "number"),
+                    Column("T", "number"),
+                ],
+            )
+            bt = result.bradley_terry
+            for run in sorted(self.systems, key=lambda run: -result.elo.value[run]):
+                ratings.add(
+                    names[run],
+                    result.elo.value[run],
+                    result.elo.ci[run],
+                    bt.value[run] if bt else None,
+                    bt.ci[run] if bt else None,
+                    *result.record[run],
                 )
+            lines.append(ratings.markdown().rstrip("\n"))
             rate = result.position_bias_rate
-            shown = "–" if rate is None else f"{rate:.2f}"
+            shown = MISSING if rate is None else f"{rate:.2f}"
             lines += [
                 "",
                 f"Matches: {result.matches}; position bias: {result.position_bias} of {result.both_orders} "
@@ -230,10 +242,6 @@ class ArenaResult:
 
 def _short_names(systems: dict[str, str]) -> dict[str, str]:
     return {run: chr(ord("A") + i) if i < 26 else run[:8] for i, run in enumerate(systems)}
-
-
-def _interval(ci: tuple[float, float]) -> str:
-    return f"{ci[0]:.0f}–{ci[1]:.0f}"
 
 
 def _length_line(bias: LengthBias) -> str:

@@ -75,5 +75,6 @@ def mcq_task(
         parser=choice_parser(multi=multi),
         version=version,
         generate_config=workflow.generate_config,
+        reasoning_generate_config=workflow.reasoning_config,
         metadata={**metadata, "size": len(dataset), "prompts": [t.id for t in workflow.templates]},
     )

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from .._util.errors import ConfigError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig, system, user
-from ..scorers._triplets import TripletF1, triplet_parser
+from ..scorers import TripletF1, triplet_parser
 from ..tasks import Sample, SampleContext, Task, WorkflowResult, task
 from ._data import read_records, require
 

@@ -25,12 +25,12 @@ from ..factuality import (
     MODALITIES,
     FactualityJudge,
     LabelAccuracy,
+    Scheme,
     label_accuracy,
     label_claim,
     normalize_direction,
     normalize_modality,
 )
-from ..factuality._judge import Scheme
 from ..models import GenerateConfig, user
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, task
 from ._data import data_path, read_records, require

@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util.errors import DataError
-from ..tasks import Document, Sample, Task, task
-from ..tasks._files import read_jsonl
+from ..tasks import Document, Sample, Task, read_jsonl, task
 from ..workflows import Strategy
 from ._mcq import mcq_task
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..models import ChatMessage, GenerateConfig, user
+from ..models import ChatMessage, GenerateConfig, strip_reasoning, user
 from ..prompts import PromptTemplate, templates
-from ..scorers._extract import strip_reasoning
 from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
 from ..scorers.text import bertscore_scorer, bleu_scorer, meteor_scorer, require_metrics, rouge_l
 from ..tasks import ParsedAnswer, Sample, SampleContext, Scorer, Task, WorkflowResult, task

@@ -65,11 +65,40 @@ def annotate_serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
     workers: Annotated[int, typer.Option(help="Server worker processes.")] = 1,
+    behind_tls: Annotated[
+        bool, typer.Option("--behind-tls", help="Users connect over HTTPS via a proxy: Secure cookies and HSTS.")
+    ] = False,
+    trusted_proxies: Annotated[
+        str, typer.Option(help="Comma-separated proxy addresses whose X-Forwarded-Proto/-For headers are believed.")
+    ] = "127.0.0.1",
 ) -> None:
     """Serve the annotation app."""
     from ..annotate import serve
 
-    serve(db, host=host, port=port, workers=workers)
+    serve(db, host=host, port=port, workers=workers, behind_tls=behind_tls, trusted_proxies=trusted_proxies)
+
+
+@annotate_app.command("revoke")
+def annotate_revoke(
+    db: DbOption,
+    study: Annotated[str, typer.Option(help="Study slug.")],
+    annotator: Annotated[str | None, typer.Option(help="Annotator whose invitation link is revoked.")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Revoke the lead's admin link instead.")] = False,
+    new_link: Annotated[bool, typer.Option("--new-link", help="Issue a replacement link and print it.")] = False,
+    base_url: Annotated[str, typer.Option(help="Where the app is served.")] = "http://127.0.0.1:8765",
+) -> None:
+    """Revoke an invitation (or the admin) link and sign out its sessions; --new-link rotates it."""
+    from .._util.errors import ConfigError
+    from ..annotate import revoke
+
+    if (annotator is None) == (not admin):
+        raise ConfigError("--annotator/--admin", "give exactly one of --annotator NAME or --admin")
+    token = revoke(db, study, annotator=annotator, new_link=new_link)
+    who = annotator if annotator is not None else "admin"
+    console.print(f"revoked the {'admin' if admin else 'invitation'} link of {who}; its sessions are signed out")
+    if token is not None:
+        path = "/admin/join/" if admin else "/join/"
+        typer.echo(f"{who}\t{base_url.rstrip('/')}{path}{token}")
 
 
 @annotate_app.command("export")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import (
@@ -14,10 +15,13 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from ..runner import Progress as RunProgress
 from ..runner import RunSummary
+from ..tables import Column, Table
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
 
 console = Console(stderr=True)
 """Progress and messages go to stderr so stdout carries only results (``--json``)."""
@@ -70,37 +74,36 @@ class ProgressBar:
         )
 
 
-def summary_table(summary: RunSummary, *, by: str | None = None) -> Table:
-    """The metrics of a run as a table."""
+def summary_table(summary: RunSummary, *, by: str | None = None) -> RichTable:
+    """The metrics of a run as a terminal table."""
+    return metrics_table(summary, by=by).rich()
+
+
+def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
+    """The metrics of a run: value, 95% CI, n and missing per scorer and metric, the run's totals as a note."""
     run = summary.run
-    table = Table(title=f"{run.task} · {run.model} · run {run.run_id}", title_justify="left")
-    table.add_column("scorer")
-    table.add_column("metric")
-    if by is not None:
-        table.add_column(by)
-    table.add_column("value", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("n", justify="right")
-    table.add_column("missing", justify="right")
+    table = Table(
+        f"{run.task} · {run.model} · run {run.run_id}",
+        [
+            "scorer",
+            "metric",
+            *([by] if by is not None else []),
+            Column("value", "number"),
+            Column("95% CI", "interval", pair="{}–{}"),
+            Column("n", "number"),
+            Column("missing", "number"),
+        ],
+    )
     for m in summary.metrics:
         if by is None and m.group is not None:
             continue
-        row = [m.scorer, m.metric]
-        if by is not None:
-            row.append(m.group or "all")
-        row += [
-            "—" if m.value is None else f"{m.value:.3f}",
-            f"{m.ci[0]:.3f}–{m.ci[1]:.3f}" if m.ci[0] == m.ci[0] else "—",
-            str(m.n),
-            str(m.missing),
-        ]
-        table.add_row(*row)
+        group = [m.group or "all"] if by is not None else []
+        table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing)
     truncated = f"{summary.truncated} truncated ({summary.truncated_unparsed} unparsed) · " if summary.truncated else ""
-    table.caption = (
+    table.notes.append(
         f"{summary.generations} answered · {summary.unparsed} unparsed · {truncated}{summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "
         f"{summary.mean_latency:.2f} s/sample · status {run.status}"
-        + "".join(f"\nnote: {note}" for note in summary.notes)
     )
-    table.caption_justify = "left"
+    table.notes += [f"note: {note}" for note in summary.notes]
     return table

@@ -1,4 +1,4 @@
-"""``ebmeval factuality`` and ``arena``: judge-based analyses across runs."""
+"""``ebmeval arena``: pairwise judging of runs against each other."""
 
 from __future__ import annotations
 
@@ -9,19 +9,6 @@ import typer
 
 from .._util.defaults import DEFAULT_STORE
 from ._common import JsonOption, StoreOption, app, key_values
-
-
-@app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-    add_help_option=False,
-)
-def factuality(ctx: typer.Context) -> None:
-    """Factuality analysis: validate a judge against gold labels, or analyse judged summaries (see --help)."""
-    from ..factuality.__main__ import main as factuality_main
-
-    code = factuality_main(ctx.args)
-    if code:
-        raise typer.Exit(code)
 
 
 @app.command()

@@ -124,4 +124,4 @@ def retrieval_eval(
         for kind in retriever or ["bm25"]:
             built = get_retriever(kind, list(bench.documents))
             reports.append(evaluate_retrieval(built, bench, name=kind))
-    typer.echo(retrieval_table(reports))
+    typer.echo(retrieval_table(reports).markdown(title=False), nl=False)

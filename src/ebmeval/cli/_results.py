@@ -19,32 +19,35 @@ class ListKind(str, Enum):
     tasks = "tasks"
     models = "models"
     runs = "runs"
+    scorers = "scorers"
+    workflows = "workflows"
+    templates = "templates"
 
 
 @app.command("list")
 def list_(
-    kind: Annotated[ListKind, typer.Argument(help="tasks, models or runs.")],
+    kind: Annotated[ListKind, typer.Argument(help="tasks, models, runs, scorers, workflows or templates.")],
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
 ) -> None:
-    """List the built-in tasks, the model providers, or the runs in a store."""
+    """List the tasks, model providers, scorers, workflows or prompt templates, or the runs in a store."""
     rows: list[dict[str, Any]]
     if kind is ListKind.tasks:
-        from .. import benchmarks  # noqa: F401
         from ..tasks import task_registry
 
-        rows = [
-            {"task": name, "about": (task_registry.get(name).__doc__ or "").strip().splitlines()[0]}
-            for name in task_registry
-        ]
+        rows = [{"task": name, "about": _about(task_registry.get(name))} for name in task_registry]
     elif kind is ListKind.models:
         from ..models import model_providers
-        from ..models import providers as _builtin  # noqa: F401  (registers the built-in providers)
 
-        rows = [
-            {"provider": name, "about": (model_providers.get(name).__doc__ or "").strip().splitlines()[0]}
-            for name in model_providers
-        ]
+        rows = [{"provider": name, "about": _about(model_providers.get(name))} for name in model_providers]
+    elif kind is ListKind.scorers:
+        from ..tasks import scorer_registry
+
+        rows = [{"scorer": name, "about": _about(scorer_registry.get(name))} for name in scorer_registry]
+    elif kind is ListKind.workflows:
+        rows = _workflows()
+    elif kind is ListKind.templates:
+        rows = _templates()
     else:
         from ..store import RunStore
 
@@ -65,14 +68,13 @@ def list_(
         typer.echo(json.dumps(rows, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table
 
-    table = Table()
-    for column in rows[0] if rows else ["(none)"]:
-        table.add_column(column)
+    from ..tables import Table
+
+    table = Table("", list(rows[0]) if rows else ["(none)"])
     for row in rows:
-        table.add_row(*[str(v) for v in row.values()])
-    Console().print(table)
+        table.add(*row.values())
+    Console().print(table.rich())
 
 
 @app.command()
@@ -130,6 +132,42 @@ def show(
     Console().print(summary_table(summary, by=by))
     if extraction is not None:
         typer.echo(extraction.to_markdown())
+
+
+def _about(obj: object) -> str:
+    """The first line of ``obj``'s docstring."""
+    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _workflows() -> list[dict[str, Any]]:
+    """The question-answering strategies and the synthesis workflows, with the task option that picks them."""
+    from typing import get_args
+
+    from ..synthesis import EVIDENCE_WORKFLOWS, WORKFLOWS
+    from ..workflows import Strategy
+
+    rows = [
+        {"workflow": name, "family": "question answering", "option": "strategy", "needs evidence": False}
+        for name in get_args(Strategy)
+    ]
+    rows += [
+        {"workflow": name, "family": "synthesis", "option": "workflow", "needs evidence": name in EVIDENCE_WORKFLOWS}
+        for name in WORKFLOWS
+    ]
+    return rows
+
+
+def _templates() -> list[dict[str, Any]]:
+    """Every prompt template of the workflows and the judges: id and what it is for."""
+    from ..scorers.judges import judge_templates
+    from ..workflows import templates
+
+    return [
+        {"template": registry.get(name).id, "family": family, "about": registry.get(name).description}
+        for family, registry in (("workflow", templates), ("judge", judge_templates))
+        for name in registry
+    ]
 
 
 def _sample_detail(runs: Any, run_id: str, sample_id: str) -> dict[str, Any]:
@@ -246,15 +284,8 @@ def compare(
         typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
         return
     from rich.console import Console
-    from rich.table import Table as RichTable
 
-    table = data.contrast_table()
-    shown = RichTable(title=table.title, caption=" ".join(table.notes), caption_justify="left")
-    for column in table.columns:
-        shown.add_column(column)
-    for row in table.rows:
-        shown.add_row(*row)
-    Console().print(shown)
+    Console().print(data.contrast_table().rich())
 
 
 def _distinguishing_options(records: list[Any]) -> dict[str, str]:

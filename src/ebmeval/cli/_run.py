@@ -206,19 +206,20 @@ def score(
         typer.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
-    from rich.table import Table as RichTable
 
-    table = RichTable(title=f"{task} · {predictions}", title_justify="left")
-    for column in ("metric", "value", "n", "missing"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
-    for name, metric in result["metrics"].items():
-        value = metric["value"]
-        table.add_row(name, "—" if value is None else f"{value:.3f}", str(metric["n"]), str(metric["missing"]))
-    table.caption = (
+    from ..tables import Column, Table
+
+    table = Table(
+        f"{task} · {predictions}",
+        ["scorer", "metric", Column("value", "number"), Column("n", "number"), Column("missing", "number")],
+    )
+    for metric in result["metrics"]:
+        table.add(metric["scorer"], metric["metric"], metric["value"], metric["n"], metric["missing"])
+    table.notes.append(
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
         f" · {len(result['unknown_ids'])} unknown ids"
     )
-    Console().print(table)
+    Console().print(table.rich())
 
 
 @app.command("show-prompt")
@@ -245,7 +246,6 @@ def describe(
     as_json: JsonOption = False,
 ) -> None:
     """Print a task's options: type, default and allowed values, read from its factory's signature."""
-    from .. import benchmarks  # noqa: F401  (registers the built-in tasks)
     from .._util.options import option_docs, signature_options, type_name
     from ..tasks import task_registry
 
@@ -264,12 +264,11 @@ def describe(
         typer.echo(json.dumps(rows, indent=2, default=str))
         return
     from rich.console import Console
-    from rich.table import Table as RichTable
+
+    from ..tables import Table
 
     about = (factory.__doc__ or "").strip().splitlines()
-    table = RichTable(title=f"{task}: {about[0] if about else ''}", title_justify="left")
-    for column in ("option", "type", "default", "about"):
-        table.add_column(column)
+    table = Table(f"{task}: {about[0] if about else ''}", ["option", "type", "default", "about"])
     for row in rows:
-        table.add_row(row["option"], row["type"], repr(row["default"]), row["about"])
-    Console().print(table)
+        table.add(row["option"], row["type"], repr(row["default"]), row["about"])
+    Console().print(table.rich())

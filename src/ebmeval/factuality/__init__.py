@@ -17,6 +17,7 @@ from ._analysis import (
     binary_agreement,
     confusion_matrix,
     correctness_rates,
+    human_assessments,
     label_accuracy,
     rouge_by_correctness,
     welch_ttest,
@@ -35,6 +36,7 @@ from ._importers import (
 from ._judge import (
     ClaimLabel,
     FactualityJudge,
+    Scheme,
     Verdict,
     closest_statement,
     factuality_judge,
@@ -55,9 +57,10 @@ from ._schema import (
     normalize_direction,
     normalize_modality,
 )
-from ._tables import accuracy_markdown, agreement_markdown, confusion_markdown
+from ._tables import accuracy_table, agreement_table, confusion_table
 
 __all__ = [
+    "Scheme",
     "BINARY_CATEGORIES",
     "CANNED_OPENINGS",
     "DERIVED_CATEGORIES",
@@ -80,19 +83,20 @@ __all__ = [
     "RougeComparison",
     "SummaryPair",
     "Verdict",
-    "accuracy_markdown",
+    "accuracy_table",
     "agreement",
-    "agreement_markdown",
+    "agreement_table",
     "analyze",
     "assessments_from_run",
     "binary_agreement",
     "canned_opening",
     "closest_statement",
-    "confusion_markdown",
     "confusion_matrix",
+    "confusion_table",
     "correctness_rates",
     "direction_agrees",
     "factuality_judge",
+    "human_assessments",
     "jaccard",
     "label_accuracy",
     "label_claim",

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .._util.errors import UsageError
 from ..stats import (
     Estimate,
     StatsInputError,
@@ -21,7 +22,7 @@ from ..stats import (
     percent_agreement,
 )
 from ._copying import ROUGE_TYPES, OpeningCount, opening_counts, rouge
-from ._importers import SummaryPair, pairs_from_run
+from ._importers import HumanLabels, SummaryPair, pairs_from_run, read_pairs
 from ._schema import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
@@ -463,3 +464,34 @@ def analyze(
 
 def _means(scores: Sequence[Mapping[str, float]]) -> dict[str, float]:
     return {name: float(np.mean([s[name] for s in scores])) for name in ROUGE_TYPES} if scores else {}
+
+
+def human_assessments(
+    generated: str | Path, targets: str | Path, human: HumanLabels, annotator: str
+) -> list[Assessment]:
+    """The summaries in ``generated`` (against ``targets``) as ``annotator`` labelled them in ``human``.
+
+    Pairs the annotator did not label are left out.
+
+    Raises:
+        UsageError: ``annotator`` is not among the file's annotators.
+    """
+    if annotator not in human.binary:
+        raise UsageError(f"annotator {annotator!r} is not in {human.path} (annotators: {', '.join(human.annotators)})")
+    out = []
+    for pair in read_pairs(generated, targets):
+        labels = human.binary[annotator].get(pair.review_id)
+        if labels is None:
+            continue
+        extra = human.labels.get(annotator, {}).get(pair.review_id, {})
+        out.append(
+            Assessment(
+                pair=pair,
+                labels=labels,
+                target_direction=normalize_direction(extra.get("target_direction")),
+                target_modality=normalize_modality(extra.get("target_modality")),
+                generated_direction=normalize_direction(extra.get("generated_direction")),
+                generated_modality=normalize_modality(extra.get("generated_modality")),
+            )
+        )
+    return out

@@ -279,10 +279,17 @@ class FactualityJudge:
 
     version = PROMPT_VERSION
 
-    def __init__(self, *, name: str = "judge/factuality", max_tokens: int = 160, match_sentence: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        name: str = "judge/factuality",
+        max_tokens: int = 160,
+        match_sentence: bool = True,
+        temperature: float = 0.0,
+    ) -> None:
         self.name = name
         self.role = "judge"
-        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.match_sentence = match_sentence
 
     async def judge(self, ctx: SampleContext, target: str, generated: str) -> Verdict:
@@ -339,6 +346,6 @@ class FactualityJudge:
 
 
 @scorer("judge/factuality")
-def factuality_judge(max_tokens: int = 160, match_sentence: bool = True) -> FactualityJudge:
+def factuality_judge(max_tokens: int = 160, match_sentence: bool = True, temperature: float = 0.0) -> FactualityJudge:
     """The categorical factuality judge; needs the ``judge`` role."""
-    return FactualityJudge(max_tokens=max_tokens, match_sentence=match_sentence)
+    return FactualityJudge(max_tokens=max_tokens, match_sentence=match_sentence, temperature=temperature)

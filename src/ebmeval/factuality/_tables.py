@@ -1,113 +1,109 @@
-"""Markdown rendering of the factuality tables."""
+"""The factuality tables (as :class:`~ebmeval.tables.Table`) and the report that strings them together."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..tables import Column, Table
+
 if TYPE_CHECKING:
     from ._analysis import Agreement, Confusion, FactualityReport, LabelAccuracy
 
 
-def _num(value: float | None, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def confusion_markdown(confusion: Confusion) -> str:
+def confusion_table(confusion: Confusion) -> Table:
     """Rows: target label; columns: generated label."""
-    header = ["target \\ generated", *confusion.labels]
-    pairs = zip(confusion.labels, confusion.counts, strict=True)
-    rows = [[label, *(str(c) for c in counts)] for label, counts in pairs]
-    return _table(header, rows) + f"\n\nPairs with a side unlabelled: {confusion.missing}."
+    table = Table("", ["target \\ generated", *[Column(label, "number") for label in confusion.labels]])
+    for label, counts in zip(confusion.labels, confusion.counts, strict=True):
+        table.add(label, *counts)
+    table.notes.append(f"Pairs with a side unlabelled: {confusion.missing}.")
+    return table
 
 
-def agreement_markdown(rows: Sequence[Agreement]) -> str:
+def agreement_table(rows: Sequence[Agreement]) -> Table:
     """One row per category."""
-    return _table(
-        ["category", "n", "% agreement", "Gwet AC1", "Fleiss κ", "Cohen κ"],
-        [[a.category, str(a.n), _num(a.percent), _num(a.ac1), _num(a.fleiss), _num(a.cohen)] for a in rows],
+    table = Table(
+        "", ["category", *[Column(n, "number") for n in ("n", "% agreement", "Gwet AC1", "Fleiss κ", "Cohen κ")]]
     )
+    for a in rows:
+        table.add(a.category, a.n, a.percent, a.ac1, a.fleiss, a.cohen)
+    return table
 
 
-def accuracy_markdown(rows: Sequence[tuple[str, LabelAccuracy]]) -> str:
+def accuracy_table(rows: Sequence[tuple[str, LabelAccuracy]]) -> Table:
     """Judge-validation rows: (source, result)."""
-    return _table(
-        ["source", "field", "n", "unparsed", "accuracy", "Cohen κ", "Gwet AC1"],
-        [
-            [
-                source,
-                r.field,
-                str(r.n),
-                str(r.unparsed),
-                _num(r.accuracy),
-                _num(r.agreement.cohen),
-                _num(r.agreement.ac1),
-            ]
-            for source, r in rows
-        ],
+    table = Table(
+        "", ["source", "field", *[Column(n, "number") for n in ("n", "unparsed", "accuracy", "Cohen κ", "Gwet AC1")]]
     )
+    for source, r in rows:
+        table.add(source, r.field, r.n, r.unparsed, r.accuracy, r.agreement.cohen, r.agreement.ac1)
+    return table
 
 
 def report_markdown(report: FactualityReport) -> str:
     """Every table of ``report``."""
-    parts = [f"Summaries analysed: {report.n}.", "", "### Correctness by category", ""]
-    rate_rows = []
-    for r in report.rates:
-        ci = r.rate.ci if r.rate is not None else None
-        rate_rows.append(
-            [
-                r.category,
-                str(r.rate.n if r.rate else 0),
-                _num(r.rate.value if r.rate else None),
-                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "–",
-                str(r.unknown),
-            ]
-        )
-    parts.append(_table(["category", "n", "rate", "95% CI (bootstrap)", "unknown / n.a."], rate_rows))
-    parts += ["", "### Direction (target × generated)", "", confusion_markdown(report.direction)]
-    parts += ["", "### Modality (target × generated)", "", confusion_markdown(report.modality)]
-    parts += ["", "### Copying", ""]
-    rouge_rows = [[f"vs target (n={report.n})", *(_num(report.rouge_target.get(t)) for t in _ROUGE)]]
-    if report.n_background:
-        rouge_rows.append(
-            [f"vs background (n={report.n_background})", *(_num(report.rouge_background.get(t)) for t in _ROUGE)]
-        )
-    parts.append(_table(["mean ROUGE F", *_ROUGE], rouge_rows))
-    parts += ["", "Canned openings:", ""]
-    parts.append(
-        _table(["opening", "count", "share"], [[o.opening, str(o.count), _num(o.share)] for o in report.openings])
-        if report.openings
-        else "none found."
+    rates = Table(
+        "",
+        [
+            "category",
+            Column("n", "number"),
+            Column("rate", "number"),
+            Column("95% CI (bootstrap)", "interval"),
+            Column("unknown / n.a.", "number"),
+        ],
     )
+    for r in report.rates:
+        rates.add(
+            r.category,
+            r.rate.n if r.rate else 0,
+            r.rate.value if r.rate else None,
+            r.rate.ci if r.rate is not None else None,
+            r.unknown,
+        )
+    parts = [f"Summaries analysed: {report.n}.", "", "### Correctness by category", "", _md(rates)]
+    parts += ["", "### Direction (target × generated)", "", _md(confusion_table(report.direction))]
+    parts += ["", "### Modality (target × generated)", "", _md(confusion_table(report.modality))]
+    parts += ["", "### Copying", ""]
+    copying = Table("", ["mean ROUGE F", *[Column(t, "number") for t in _ROUGE]])
+    copying.add(f"vs target (n={report.n})", *(report.rouge_target.get(t) for t in _ROUGE))
+    if report.n_background:
+        copying.add(f"vs background (n={report.n_background})", *(report.rouge_background.get(t) for t in _ROUGE))
+    parts.append(_md(copying))
+    parts += ["", "Canned openings:", ""]
+    openings = Table("", ["opening", Column("count", "number"), Column("share", "number")])
+    for o in report.openings:
+        openings.add(o.opening, o.count, o.share)
+    parts.append(_md(openings) if report.openings else "none found.")
     if report.rouge_tests:
         metric = report.rouge_tests[0].metric
         parts += ["", f"### {metric} of correct vs incorrect summaries (Welch t-test)", ""]
-        parts.append(
-            _table(
-                ["category", "n correct", "n incorrect", "mean correct", "mean incorrect", "t", "p"],
-                [
-                    [
-                        t.category,
-                        str(t.n_correct),
-                        str(t.n_incorrect),
-                        _num(t.mean_correct),
-                        _num(t.mean_incorrect),
-                        _num(t.test.statistic if t.test else None, 2),
-                        _num(t.test.pvalue if t.test else None),
-                    ]
-                    for t in report.rouge_tests
-                ],
-            )
+        tests = Table(
+            "",
+            [
+                "category",
+                *[Column(n, "number") for n in ("n correct", "n incorrect", "mean correct", "mean incorrect")],
+                Column("t", "number", fmt="{:.2f}"),
+                Column("p", "number"),
+            ],
         )
+        for t in report.rouge_tests:
+            tests.add(
+                t.category,
+                t.n_correct,
+                t.n_incorrect,
+                t.mean_correct,
+                t.mean_incorrect,
+                t.test.statistic if t.test else None,
+                t.test.pvalue if t.test else None,
+            )
+        parts.append(_md(tests))
     for title, rows in report.agreement.items():
-        parts += ["", f"### Agreement: {title}", "", agreement_markdown(rows)]
+        parts += ["", f"### Agreement: {title}", "", _md(agreement_table(rows))]
     return "\n".join(parts) + "\n"
+
+
+def _md(table: Table) -> str:
+    return table.markdown().rstrip("\n")
 
 
 _ROUGE = ("rouge1", "rouge2", "rougeL")

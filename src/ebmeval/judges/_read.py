@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from ..models._reasoning import strip_reasoning
+from ..models import strip_reasoning
 
 YES_WORDS = frozenset({"yes", "y", "true", "1", "supported", "support", "supports", "correct", "same", "relevant"})
 """Words a judge uses to say yes (case-insensitive, ``_`` read as a space)."""

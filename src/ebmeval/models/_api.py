@@ -27,6 +27,12 @@ class ModelAPI(ABC):
     context_length: int | None = None
     """The model's context window in tokens, where known."""
 
+    reasoning: bool = False
+    """Whether the model thinks before it answers, so its replies need room for a trace."""
+
+    async def prepare(self) -> None:  # noqa: B027  (optional hook: most providers know all up front)
+        """Learn what the server can tell before the first request (context window, tokenizer)."""
+
     @abstractmethod
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
         """Generate one reply to ``messages``."""
@@ -36,8 +42,12 @@ class ModelAPI(ABC):
         return max(1, len(text) // 4)
 
     def describe(self) -> dict[str, Any]:
-        """What identifies this model in provenance records (name, file hash …)."""
+        """What identifies this model: everything about it that can change a reply (name, file hash …)."""
         return {"name": self.name}
+
+    def provenance(self) -> dict[str, Any]:
+        """How the model is run (engine build, threads, slots …), recorded with a run but not its identity."""
+        return {}
 
     async def aclose(self) -> None:  # noqa: B027  (optional hook: most providers hold nothing)
         """Release connections, servers or loaded weights."""

@@ -158,8 +158,6 @@ def get_model(
     ``options`` go to the provider factory (e.g. ``api_key_env``, ``n_ctx``).
     Raises ``UnknownNameError`` for an unknown provider.
     """
-    from . import providers as _builtin  # noqa: F401  (registers the built-in providers)
-
     provider, name = parse_model_spec(spec)
     factory = model_providers.get(provider)
     if max_concurrency is not None and provider == "openai-compatible":

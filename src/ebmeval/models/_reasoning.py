@@ -37,8 +37,3 @@ def split_reasoning(text: str) -> tuple[str, str]:
 def strip_reasoning(text: str) -> str:
     """``text`` without thinking traces (the answer of :func:`split_reasoning`)."""
     return split_reasoning(text)[0]
-
-
-def has_unclosed_reasoning(text: str) -> bool:
-    """Whether ``text`` opens a thinking trace that never closes (it was cut off)."""
-    return _OPEN.search(_BLOCK.sub("", text)) is not None

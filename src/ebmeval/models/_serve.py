@@ -24,7 +24,7 @@ import httpx
 
 from .._util.errors import ModelError, UsageError
 from ._local_files import resolve_local_model
-from .providers.llamacpp import context_window, start_llama_server
+from .providers.llamacpp import context_window, select_engine, start_server
 
 _READY_PREFIX = "ebmeval-serve: listening on "
 
@@ -39,6 +39,7 @@ def serve_model(
     n_threads: int | None = None,
     api_key: str | None = None,
     ready: Callable[[str], None] | None = None,
+    engine: str | None = None,
 ) -> None:
     """Serve a local model until interrupted (Ctrl-C or SIGTERM).
 
@@ -53,10 +54,12 @@ def serve_model(
         n_threads: CPU threads; all available cores by default.
         api_key: Require this bearer token on every request.
         ready: Called with the API base URL (``http://host:port/v1``) once the model is loaded.
+        engine: ``xllamacpp`` or ``native``; the native build when there is one for this CPU.
     """
     file = resolve_local_model("" if model == "local" else model.removeprefix("local:"))
-    server = start_llama_server(
+    server = start_server(
         file.path,
+        select_engine(engine),
         n_ctx=context_window(file, n_ctx),
         n_parallel=n_parallel,
         n_threads=n_threads,
@@ -95,6 +98,7 @@ def model_server(
     n_parallel: int = 1,
     n_threads: int | None = None,
     startup_timeout: float = 300.0,
+    engine: str | None = None,
 ) -> Iterator[str]:
     """Run ``serve_model`` in a child process on a free loopback port, for as long as the block.
 
@@ -111,6 +115,8 @@ def model_server(
         command += ["--n-ctx", str(n_ctx)]
     if n_threads is not None:
         command += ["--n-threads", str(n_threads)]
+    if engine is not None:
+        command += ["--engine", engine]
     with tempfile.TemporaryFile(mode="w+") as errors:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
         try:
@@ -176,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int)
     parser.add_argument("--n-parallel", type=int, default=1)
     parser.add_argument("--n-threads", type=int)
+    parser.add_argument("--engine", choices=["xllamacpp", "native"])
     args = parser.parse_args(argv)
     try:
         serve_model(
@@ -186,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             n_parallel=args.n_parallel,
             n_threads=args.n_threads,
             ready=lambda url: print(_READY_PREFIX + url, flush=True),
+            engine=args.engine,
         )
     except (UsageError, ModelError) as exc:
         print(f"error: {exc}", file=sys.stderr)

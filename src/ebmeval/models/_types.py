@@ -52,6 +52,8 @@ class GenerateConfig(BaseModel):
     """Return the log-probability of each generated token."""
     top_logprobs: int | None = Field(default=None, ge=0, le=20)
     """With ``logprobs``, how many alternatives to return per position."""
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    """How long a reasoning model thinks, sent as ``reasoning_effort`` to servers that take it."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds to wait for one request before it counts as failed."""
     response_schema: dict[str, Any] | None = None

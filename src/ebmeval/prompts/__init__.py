@@ -1,6 +1,20 @@
 """Named, versioned prompt templates, below the workflows and scorers that use them."""
 
-from . import _qa as qa
+from ._qa import CONTEXT, COT, DIRECT, FORMAT_MULTI, FORMAT_OPEN, FORMAT_SINGLE, OPTIONS, QUESTION, REFINE
 from ._template import PromptTemplate, add_template, list_templates, templates
 
-__all__ = ["PromptTemplate", "add_template", "list_templates", "qa", "templates"]
+__all__ = [
+    "CONTEXT",
+    "COT",
+    "DIRECT",
+    "FORMAT_MULTI",
+    "FORMAT_OPEN",
+    "FORMAT_SINGLE",
+    "OPTIONS",
+    "PromptTemplate",
+    "QUESTION",
+    "REFINE",
+    "add_template",
+    "list_templates",
+    "templates",
+]

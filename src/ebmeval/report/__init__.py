@@ -1,10 +1,10 @@
 """Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
 
+from ..tables import Table, latex_escape
 from ._build import HumanComparison, Prices, Report, collect, panel_table, recall_curve
 from ._compare import Contrast, compare, compare_runs, metric_values
 from ._human import AgreementReport, agreement_report
 from ._render import ReportFiles, write_report
-from ._tables import Table, latex_escape
 
 __all__ = [
     "AgreementReport",

@@ -10,12 +10,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._util.hashing import stable_hash
+from ..judges import PanelAgreement, panel_agreement, panel_score_sets
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
-from ..synthesis import PanelAgreement, RubricPanel, panel_agreement
+from ..tables import Column, Estimate, Table
 from ._compare import Contrast, compare_runs
 from ._human import AgreementReport, agreement_report
-from ._tables import Table
 
 
 @dataclass(frozen=True)
@@ -65,23 +65,24 @@ class Report:
         return tables
 
     def metrics_table(self) -> Table:
-        """Each metric of each run with its CI, n, unparsed count, tokens, latency and cost."""
+        """Each metric of each run with its CI, n, unparsed and truncated counts, tokens, latency and cost."""
         table = Table(
             "Metrics (mean with 95% bootstrap CI)",
             [
                 "run",
                 "scorer",
                 "metric",
-                "value",
-                "95% CI",
-                "n",
-                "missing",
-                "unparsed",
-                "tokens in/out",
-                "s/sample",
-                "cost",
+                Column("value", "number"),
+                Column("95% CI", "interval"),
+                Column("n", "number"),
+                Column("missing", "number"),
+                Column("unparsed", "number"),
+                Column("truncated", "number"),
+                Column("failing", "number"),
+                Column("tokens in/out", "interval", fmt="{:,}", pair="{}/{}", parts=("tokens in", "tokens out")),
+                Column("s/sample", "number", fmt="{:.2f}"),
+                Column("cost", "number", fmt="${:.4f}"),
             ],
-            numeric={3, 4, 5, 6, 7, 8, 9, 10},
         )
         for run in self.runs:
             summary = self.summaries[run.run_id]
@@ -93,28 +94,34 @@ class Report:
                     self.labels[run.run_id],
                     m.scorer,
                     m.metric,
-                    _num(m.value),
-                    _ci(m.ci),
+                    m.value,
+                    m.ci,
                     m.n,
                     m.missing,
                     summary.unparsed,
-                    f"{summary.usage.input_tokens:,}/{summary.usage.output_tokens:,}",
-                    f"{summary.mean_latency:.2f}",
-                    f"${cost:.4f}" if cost is not None else "—",
+                    summary.truncated,
+                    summary.failing,
+                    (summary.usage.input_tokens, summary.usage.output_tokens),
+                    summary.mean_latency,
+                    cost,
                 )
         table.notes.append(
-            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean."
+            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
+            "truncated: answers whose model call stopped at its token limit; failing: samples whose last "
+            "attempt failed (no answer stored, retried by a re-run)."
         )
+        for run in self.runs:
+            table.notes.extend(f"{self.labels[run.run_id]}: {note}" for note in self.summaries[run.run_id].notes)
         return table
 
     def pivot_table(self) -> Table:
         """Model × task (and task options) for every metric: the shape of a paper's main table."""
         columns = sorted({_task_label(r, self._varying()) for r in self.runs})
-        table = Table("Model × task", ["model", "metric", *columns], numeric=set(range(2, 2 + len(columns))))
+        table = Table("Model × task", ["model", "metric", *[Column(c, "estimate") for c in columns]])
         metrics = sorted({(m.scorer, m.metric) for s in self.summaries.values() for m in s.metrics if m.group is None})
         for model in sorted({r.model for r in self.runs}):
             for scorer, metric in metrics:
-                cells = []
+                cells: list[Estimate | None] = []
                 for column in columns:
                     found = [
                         m
@@ -123,8 +130,8 @@ class Report:
                         for m in self.summaries[r.run_id].metrics
                         if (m.scorer, m.metric) == (scorer, metric) and m.group is None
                     ]
-                    cells.append(f"{_num(found[0].value)} {_ci(found[0].ci)}" if found else "—")
-                if any(c != "—" for c in cells):
+                    cells.append(Estimate(found[0].value, found[0].ci) if found else None)
+                if any(c is not None for c in cells):
                     table.add(model, f"{scorer}/{metric}", *cells)
         return table
 
@@ -132,8 +139,20 @@ class Report:
         """Paired tests between runs on shared samples, Holm-adjusted."""
         table = Table(
             "Paired contrasts (shared samples)",
-            ["run A", "run B", "metric", "n", "A", "B", "A − B", "test", "p", "p (Holm)", "d_z", ""],
-            numeric={3, 4, 5, 6, 8, 9, 10},
+            [
+                "run A",
+                "run B",
+                "metric",
+                Column("n", "number"),
+                Column("A", "number"),
+                Column("B", "number"),
+                Column("A − B", "number", fmt="{:+.3f}"),
+                "test",
+                Column("p", "number", fmt="p"),
+                Column("p (Holm)", "number", fmt="p"),
+                Column("d_z", "number", fmt="{:.2f}"),
+                "",
+            ],
         )
         for c in self.contrasts:
             adjusted = c.pvalue_adjusted
@@ -143,13 +162,13 @@ class Report:
                 self.labels[c.run_b],
                 f"{c.scorer}/{c.metric}",
                 c.n,
-                f"{c.mean_a:.3f}",
-                f"{c.mean_b:.3f}",
-                f"{c.difference:+.3f}",
+                c.mean_a,
+                c.mean_b,
+                c.difference,
                 c.test,
-                _p(c.pvalue),
-                _p(adjusted),
-                f"{c.effect_size:.2f}" if c.effect_size is not None else "—",
+                c.pvalue,
+                adjusted,
+                c.effect_size,
                 mark,
             )
         table.notes.append(
@@ -160,22 +179,30 @@ class Report:
 
     def breakdown_table(self) -> Table:
         """Metrics per value of the ``by`` label."""
-        table = Table(f"By {self.by}", ["run", "metric", str(self.by), "value", "95% CI", "n"], numeric={3, 4, 5})
+        table = Table(
+            f"By {self.by}",
+            [
+                "run",
+                "metric",
+                str(self.by),
+                Column("value", "number"),
+                Column("95% CI", "interval"),
+                Column("n", "number"),
+            ],
+        )
         for run in self.runs:
             for m in self.summaries[run.run_id].metrics:
                 if m.group is not None:
-                    table.add(self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, _num(m.value), _ci(m.ci), m.n)
+                    table.add(self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, m.value, m.ci, m.n)
         return table
 
     def recall_table(self) -> Table:
         """Recall of gold documents among the top k retrieved, per run."""
         depth = max(len(v) for v in self.recall_at_k.values())
         ks = [k for k in (1, 2, 3, 5, 8, 10, 20, 50, 100) if k <= depth]
-        table = Table(
-            "Retrieval recall@k of gold documents", ["run", *[f"@{k}" for k in ks]], numeric=set(range(1, 1 + len(ks)))
-        )
+        table = Table("Retrieval recall@k of gold documents", ["run", *[Column(f"@{k}", "number") for k in ks]])
         for run_id, curve in self.recall_at_k.items():
-            table.add(self.labels[run_id], *[f"{curve[min(k, len(curve)) - 1]:.3f}" for k in ks])
+            table.add(self.labels[run_id], *[curve[min(k, len(curve)) - 1] for k in ks])
         return table
 
     def human_table(self) -> Table:
@@ -186,15 +213,14 @@ class Report:
                 "study",
                 "judge",
                 "human field",
-                "n",
-                "Pearson r [95% CI]",
-                "Spearman ρ",
-                "bias",
-                "limits of agreement",
-                "α humans",
-                "α humans + judge",
+                Column("n", "number"),
+                Column("Pearson r [95% CI]", "estimate"),
+                Column("Spearman ρ", "number"),
+                Column("bias", "number", fmt="{:+.3f}"),
+                Column("limits of agreement", "interval"),
+                Column("α humans", "number"),
+                Column("α humans + judge", "number"),
             ],
-            numeric={3, 4, 5, 6, 7, 8, 9},
         )
         for h in self.human:
             r, rho, ba = h.pearson, h.spearman, h.bland_altman
@@ -203,12 +229,12 @@ class Report:
                 h.judge,
                 h.field,
                 h.n_pairs,
-                f"{r['value']:.3f} {_ci(r['ci'])}" if r else "—",
-                f"{rho['value']:.3f}" if rho else "—",
-                f"{ba['bias']:+.3f}" if ba else "—",
-                _ci(ba["loa"]) if ba else "—",
-                f"{h.human_alpha:.3f}" if h.human_alpha is not None else "—",
-                f"{h.judge_alpha:.3f}" if h.judge_alpha is not None else "—",
+                Estimate(r["value"], _pair(r["ci"])) if r else None,
+                rho["value"] if rho else None,
+                ba["bias"] if ba else None,
+                _pair(ba["loa"]) if ba else None,
+                h.human_alpha,
+                h.judge_alpha,
             )
         table.notes += [f"{h.study}: {n}" for h in self.human for n in h.notes]
         table.notes.append("bias = mean(judge − human); limits = bias ∓ 1.96 SD; α = Krippendorff's (interval).")
@@ -225,7 +251,7 @@ class Report:
         )
         for run in self.runs:
             git = run.provenance.get("git") or {}
-            commit = f"{git.get('commit', '')[:10]}{' (dirty)' if git.get('dirty') else ''}" if git else "—"
+            commit = f"{git.get('commit', '')[:10]}{' (dirty)' if git.get('dirty') else ''}" if git else None
             table.add(
                 self.labels[run.run_id],
                 run.run_id,
@@ -271,9 +297,9 @@ def collect(
     recall = {r.run_id: curve for r in runs if (curve := recall_curve(store, r.run_id))}
     comparisons = [agreement_report(store.path, h.study, judge=h.scorer, metric=h.metric, field=h.field) for h in human]
     panels = {
-        run_id: panel_agreement(store.path, run_id)
-        for run_id, summary in summaries.items()
-        if any(s.name == RubricPanel.name for s in summary.score_sets)
+        run.run_id: panel_agreement(store.path, run.run_id, panel.label)
+        for run in runs
+        for panel in panel_score_sets(store, run.run_id)[:1]
     }
     return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
 
@@ -282,17 +308,24 @@ def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:
     """Judge means, Krippendorff's α (ordinal) and ICC(A,1) of judge panels, keyed by run label."""
     table = Table(
         "Judge panel agreement",
-        ["run", "items", "judge means", "Krippendorff α (ordinal)", "ICC(A,1) [95% CI]"],
-        numeric={1, 3, 4},
+        [
+            "run",
+            Column("items", "number"),
+            "judge means",
+            Column("Krippendorff α (ordinal)", "number"),
+            Column("ICC(A,1) [95% CI]", "estimate"),
+        ],
     )
     for label, panel in panels.items():
-        means = ", ".join(f"{judge} {mean:.2f}" for judge, mean in panel.judge_means.items()) or "—"
-        alpha = f"{panel.alpha.value:.3f}" if panel.alpha else "—"
+        means = ", ".join(f"{judge} {mean:.2f}" for judge, mean in panel.judge_means.items()) or None
         icc = panel.icc
-        icc_text = "—" if icc is None or icc.value is None else f"{icc.value:.3f}"
-        if icc is not None and icc.ci is not None:
-            icc_text += f" {_ci(icc.ci)}"
-        table.add(label, panel.n_items, means, alpha, icc_text)
+        table.add(
+            label,
+            panel.n_items,
+            means,
+            panel.alpha.value if panel.alpha else None,
+            Estimate(icc.value, icc.ci) if icc is not None else None,
+        )
         table.notes += [f"{label}: {note}" for note in panel.notes]
     return table
 
@@ -359,15 +392,8 @@ def _short(value: object) -> str:
     return str(value)
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _ci(ci: tuple[float, float]) -> str:
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] == ci[0] else "—"
-
-
-def _p(p: float | None) -> str:
-    if p is None:
-        return "—"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+def _pair(value: object) -> tuple[float, float] | None:
+    """A JSON-ready ``[low, high]`` as an interval (``None`` when absent)."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        return float(value[0]), float(value[1])
+    return None

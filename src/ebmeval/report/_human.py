@@ -11,6 +11,7 @@ from typing import Any
 from .._util.errors import UsageError
 from ..stats import StatsInputError, bland_altman, krippendorff_alpha, pearson, spearman
 from ..store import RunStore
+from ..tables import Column, Table
 
 Key = tuple[str, str, int]
 
@@ -49,36 +50,43 @@ class AgreementReport:
         """The report as plain JSON-ready data."""
         return asdict(self)
 
+    def table(self) -> Table:
+        """The statistics as a table: value, 95% CI and p-value of each."""
+        table = Table(
+            "",
+            [
+                "statistic",
+                Column("value", "number"),
+                Column("95% CI", "interval"),
+                Column("p", "number"),
+            ],
+        )
+        table.add("Krippendorff's alpha, humans", self.human_alpha, None, None)
+        table.add("Krippendorff's alpha, humans + judge", self.judge_alpha, None, None)
+        for name, d in (("Pearson r", self.pearson), ("Spearman rho", self.spearman)):
+            table.add(name, d["value"] if d else None, _interval(d, "ci"), d["pvalue"] if d else None)
+        ba = self.bland_altman
+        table.add("Bland-Altman bias (judge - human)", ba["bias"] if ba else None, _interval(ba, "ci"), None)
+        table.add("Bland-Altman 95% limits of agreement", None, _interval(ba, "loa"), None)
+        return table
+
     def to_markdown(self) -> str:
         """The report as a Markdown section."""
-
-        def num(x: float | None) -> str:
-            return "n/a" if x is None else f"{x:.3f}"
-
-        def ci(d: dict[str, Any] | None, key: str = "ci") -> str:
-            return "n/a" if d is None or d.get(key) is None else f"[{d[key][0]:.3f}, {d[key][1]:.3f}]"
-
         lines = [
             f"### Judge `{self.judge}` versus humans, study `{self.study}` (field `{self.field}`)",
             "",
             f"{self.n_pairs} generations scored by both.",
             "",
-            "| statistic | value | 95% CI | p |",
-            "| --- | --- | --- | --- |",
-            f"| Krippendorff's alpha, humans | {num(self.human_alpha)} | | |",
-            f"| Krippendorff's alpha, humans + judge | {num(self.judge_alpha)} | | |",
+            self.table().markdown().rstrip("\n"),
         ]
-        for name, d in (("Pearson r", self.pearson), ("Spearman rho", self.spearman)):
-            lines.append(f"| {name} | {num(d['value'] if d else None)} | {ci(d)} | {num(d['pvalue'] if d else None)} |")
-        ba = self.bland_altman
-        lines.append(f"| Bland-Altman bias (judge - human) | {num(ba['bias'] if ba else None)} | {ci(ba)} | |")
-        lines.append(
-            f"| Bland-Altman 95% limits of agreement | {ci(ba, 'loa')} | | |"
-            if ba
-            else "| limits of agreement | n/a | | |"
-        )
         lines.extend(f"\n- {n}" for n in self.notes)
         return "\n".join(lines) + "\n"
+
+
+def _interval(d: dict[str, Any] | None, key: str) -> tuple[float, float] | None:
+    if d is None or d.get(key) is None:
+        return None
+    return float(d[key][0]), float(d[key][1])
 
 
 def _human(store: RunStore, study: str, field: str) -> dict[Key, dict[str, float]]:

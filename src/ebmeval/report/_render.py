@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..tables import Table
 from ._build import Report
 from ._plots import all_figures
-from ._tables import Table
 
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}

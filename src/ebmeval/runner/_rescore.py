@@ -63,6 +63,8 @@ async def _rescore(
     limit = asyncio.Semaphore(concurrency)
     run_seed = store.get_run(run_id).seed
     unique = list({id(m): m for m in models.values()}.values())
+    for model in unique:
+        await model.api.prepare()
 
     async def one(index: int) -> None:
         sample, generation = stored[index]

@@ -15,8 +15,18 @@ from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
 from ..store import RunRecord, RunStore, ScoreSet, collect_provenance
-from ..tasks import Generation, Sample, SampleContext, Scorer, Task, create_task, sample_seed
-from ..tasks._identity import model_identity, scorer_label, scorer_spec
+from ..tasks import (
+    Generation,
+    Sample,
+    SampleContext,
+    Scorer,
+    Task,
+    create_task,
+    model_identity,
+    sample_seed,
+    scorer_label,
+    scorer_spec,
+)
 from ._config import RunConfig
 
 
@@ -61,8 +71,9 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     """The model under evaluation plus one per role the task needs.
 
     The run's own settings (``--max-tokens``, ``--seed`` …) apply to every model; the task's
-    generation defaults only to the model under evaluation. A role without a model of its own
-    is played by the model under evaluation.
+    generation defaults only to the model under evaluation (its thinking-model defaults when
+    the model thinks, ``reasoning=true``). A role without a model of its own is played by the
+    model under evaluation.
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
@@ -71,6 +82,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
             config.model, config=defaults, cache=cache, max_concurrency=config.concurrency, **config.model_args
         )
     }
+    if models["model"].api.reasoning:  # a thinking model: budgets that leave room for the trace
+        models["model"].config = task.thinking_config().merge(config.generate)
     for role in task.roles:
         chosen = config.roles.get(role)
         models[role] = (
@@ -165,7 +178,9 @@ def run(
         task=task.name,
         model=models["model"].name,
         seed=config.seed,
-        provenance=collect_provenance({role: m.api.describe() for role, m in models.items()}),
+        provenance=collect_provenance(
+            {role: {**m.api.describe(), "settings": m.api.provenance()} for role, m in models.items()}
+        ),
     )
     run_id = run_record.run_id
     store.acquire(run_id)
@@ -236,6 +251,9 @@ async def _execute(
     on_progress(progress)
     limit = asyncio.Semaphore(config.concurrency or models["model"].max_concurrency)
     unique_models = list({id(m): m for m in models.values()}.values())
+    if todo:
+        for model in unique_models:
+            await model.api.prepare()
 
     async def one(sample: Sample, epoch: int) -> None:
         async with limit:

@@ -13,6 +13,7 @@ from .._util.errors import UsageError
 from ..models import Usage
 from ..stats import bootstrap_ci
 from ..store import RunRecord, RunStore, ScoreSet
+from ..tasks import run_metric_registry, scorer_registry
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def summarize(
             for label in groups.get(sample_id, []):
                 values[(scorer, metric, label)].append(value)
 
-    metrics = []
+    metrics = _run_metrics(store, run.run_id, samples)
     for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
         present = np.array([v for v in raw if v is not None], dtype=float)
         if present.size < 2:  # a bootstrap needs two values; the interval is undefined
@@ -169,6 +170,19 @@ def summarize(
         score_sets=store.score_sets(run.run_id),
         notes=_notes(run),
     )
+
+
+def _run_metrics(store: RunStore, run_id: str, samples: set[str] | None) -> list[MetricSummary]:
+    """The run-level metrics that scorers declare (``ebmeval.tasks.run_metric``), per score set."""
+    found = []
+    for score_set in store.score_sets(run_id):
+        if score_set.name not in scorer_registry or score_set.name not in run_metric_registry:
+            continue
+        scores = [s for sample, _e, _l, s in store.scores(run_id, score_set.id) if samples is None or sample in samples]
+        for metric, (value, ci) in run_metric_registry.get(score_set.name)(scores).items():
+            low, high = ci if ci is not None else (float("nan"), float("nan"))
+            found.append(MetricSummary(score_set.label, metric, value, (low, high), len(scores), 0))
+    return found
 
 
 def _notes(run: RunRecord) -> list[str]:

@@ -13,7 +13,7 @@ from ._choice import (
     multi_answer,
     set_f1,
 )
-from ._extract import choice_parser, parse_choices, strip_reasoning
+from ._extract import choice_parser, parse_choices
 from ._predictions import ascore_predictions, read_predictions, score_predictions
 from ._triplets import Counts, MicroF1, TripletF1, micro_f1, parse_triplets, triplet_f1, triplet_parser
 
@@ -41,6 +41,5 @@ __all__ = [
     "read_predictions",
     "score_predictions",
     "set_f1",
-    "strip_reasoning",
     "text",
 ]

@@ -1,117 +1,109 @@
 r"""Reading option letters out of free-text, JSON and reasoning-model output.
 
-:func:`parse_choices` tries, in order, and takes the first that yields an answer:
+The rule: **a reply is read completely or marked unparsed, never partially.** Every
+place in the reply that states an answer is read, and all of them must name the same
+letters; a statement that starts like an answer but cannot be read to its end makes
+the reply unparsed rather than yielding the letters read so far.
 
-1. ``json``: a reply that is a JSON array of letters, or the last JSON object with an
-   ``answer``-like key (``answer``, ``answers``, ``final_answer``, ``choice(s)``,
-   ``correct_answers``, ``letters``, ``réponse(s)``).
-2. ``boxed``: the last ``\boxed{…}``.
-3. ``answer-line``: the last answer statement that reads as letters or option text:
-   "Answer: B", "The correct answers are (b) and (e)", "Réponse : A, C",
-   "Option C is correct" (the rest of its line, or the next line when it is empty).
-4. ``whole``, ``last-line``, ``first-line``: the whole reply, its last line, then its
-   first line, when that text *is* an answer ("B, E", "(b) and (e)", "B. randomized").
+Grammar (``docs/answer-extraction.md`` has it with examples and measurements). Before
+reading, reasoning traces (``<think>…</think>``, see :func:`strip_reasoning`) and
+markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are removed.
 
-Each candidate text is read first as a letter list (letters from the option set,
-case-insensitive, in brackets or not, separated by commas, semicolons, slashes,
-"and"/"et" or spaces; what follows an unbracketed letter must be punctuation,
-"is/are correct" or "because …", so "A patient…" is not read as A), then as option text echoed
-(the text equals an option's text; for one answer, or starts with it).
-Reasoning traces (``<think>…</think>``) are removed first; a trace that never closes
-leaves no answer. A single-answer reply naming several letters is unparsed, and so is
-a letter followed by the text of another option ("B. yes" when A is "yes").
+- *Letter list*: ``ITEM (SEP ITEM)*`` then an accepted tail.
+
+  - ``ITEM``: one option letter, bare or in ``()``, ``[]``, quotes, optionally preceded
+    by "option"/"proposition"/"choice"/"letter" and optionally followed by its own
+    option text ("A. observational"); or uppercase letters run together ("ACE").
+  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` "and" "et" (also ", and"), spaces, and
+    ``.`` when what follows is another item ("A. C. E."); "or"/"ou" makes it *hedged*.
+  - Accepted tails: nothing or closing punctuation; a sentence end then anything;
+    "because"/"since"/"car"/"parce que"… clauses; "is/are (also) correct/true…",
+    "sont exactes…"; a colon or dash followed by words; a parenthesis.
+
+  A text whose first item is followed by none of these is no list ("A patient…"). A
+  list that breaks off ("A, C and maybe E") is ``unreadable``, one naming a letter that
+  is not an option ("A, C, F") ``not-an-option``, one joined by "or" ``hedged``: all
+  make the reply unparsed. A JSON-like array (``['A', 'C']``) is a list too.
+- *Option text*: the text equals an option's text; or is several option texts joined
+  by ``,``/``;``/"and"/"et" with nothing left; or starts with one option's text followed
+  by a clause or explanation, or (single-answer tasks only, where nothing can be read
+  partially) by text naming no other option and not hedging.
+- Sources of readings:
+
+  1. ``json``: every JSON object in the reply (bare, in prose, in a code fence, nested,
+     single-quoted Python literals too) is searched for keys that name an answer:
+     key words ``answer``, ``choice``, ``réponse``, ``letter``, ``prediction``,
+     ``selected``… (``answer_choice``, ``final_answer``, ``correctAnswers``), or
+     ``option(s)`` with ``correct``/``selected``/``chosen``/``best``/``final``; never
+     keys of reasoning (``thinking``, ``explanation``, ``rationale``…). A value is read
+     as a list or option text; a list of such, objects holding such keys, or an object
+     ``{"A": true, "B": false}`` are read too. A reply that is a JSON array is a list.
+     The other strings of the object (MedRAG's ``step_by_step_thinking``) are read as
+     prose by the other sources.
+  2. ``boxed``: every ``\boxed{…}`` (``\text{}`` and the like unwrapped).
+  3. ``answer-line``: every answer statement, read from the rest of its line, or from
+     the option lines that follow when that rest is empty. Statements: "Answer:",
+     "ANSWER: X", "The (final|correct|best) answer(s) is/are", "answer(s)",
+     "Correct options are", "Réponse(s) :", "Réponse finale :", "Les bonnes réponses
+     sont", "I would choose/select/pick", "je choisis", and "Therefore/Thus/Hence/So/
+     Donc, LIST" when the sentence holds nothing but the list.
+  4. ``verdicts``: the union of sentences "Option A is correct", "A and C are
+     correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not
+     followed by "only if"/"when", not a question). On single-answer tasks they are
+     read only when no other source states an answer: there "A, C and D are true"
+     is reasoning about a question "all of the following except".
+
+  The *final answer* is the JSON answer if there is one, else the last box, else the
+  last answer statement, else the verdicts; when it is unreadable the reply is
+  unparsed with its reason. Every reading of the four sources, and of every block of
+  lines holding nothing but letters ("A, C", "- A"), must name the same letters, else
+  the reply is ``ambiguous`` and unparsed, with the readings in ``method``
+  ("ambiguous: answer-line says A,C,E; json says A"). Unreadable statements other than
+  the final answer are ignored (reasoning says "if the answer is A, then…").
+  5. Only when no source states an answer, ``whole``/``first-line``/``last-line``/
+     ``lines``: blocks of consecutive lines that are each a list (one option per line,
+     bullets, "Sure! A, C", an array, option texts) are read as one list each; every
+     block must agree, a block reviewing options ("B) incorrect") is ``option-review``,
+     and a line outside the blocks naming a letter as lists do ("… - A") is
+     ``unreadable``. Last, the whole text as option text.
+
+Single-answer replies naming several letters are unparsed (``several-letters``), and
+so is a letter followed by the text of another option (``letter-text-conflict``).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
+from ..models import split_reasoning, strip_reasoning
 from ..tasks import AnswerParser, ParsedAnswer, Sample
-
-_THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.I)
-_THINK_OPEN = re.compile(r"<(?:think|thinking|reasoning)>", re.I)
-_MARKUP = re.compile(r"\*\*|__|`+|^#+\s*", re.M)
-_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
-_JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.S)
-_JSON_KEYS = (
-    "answer",
-    "answers",
-    "final_answer",
-    "choice",
-    "choices",
-    "correct_answers",
-    "correct_answer",
-    "letters",
-    "réponse",
-    "réponses",
-    "reponse",
-    "reponses",
-)
-_VERB = r"(?:\s+(?:is|are|would\s+be|will\s+be|est|sont|serait|seraient))?\s*(?:[:：=])?[ \t]*"
-_STATEMENT = re.compile(
-    # "Answer:", "The final answer is", "Correct answers are", "Réponses correctes :"
-    r"(?:\b(?:final|correct|right|best|bonnes?)\s+)?\b(?:answers?|réponses?|reponses?)"
-    rf"(?:\s+(?:correctes?|justes?))?{_VERB}"
-    # "The correct options are", but not a bare "Options:" header echoed from the prompt
-    rf"|\b(?:correct|right|best|bonnes?)\s+(?:options?|choices?){_VERB}"
-    # "Option C is correct"
-    r"|\b(?:options?|choices?)\s+(?=[(\[]?[A-Za-z][)\]]?\s+(?:is|are)\s+(?:the\s+)?(?:correct|right|best|answer))",
-    re.I,
-)
-_SEPARATOR = r"\s*(?:,|;|/|&|\+|\band\b|\bet\b)?\s*"
-_TAIL_WORDS = re.compile(
-    r"\s*(?:(?:is|are|est|sont)\s+(?:the\s+|la\s+|les\s+)?"
-    r"(?:correct|right|best|true|answer|correctes?|justes?|vraies?|exactes?|bonnes?)"
-    r"|because|since|as|given|car|parce|puisque)\b",
-    re.I,
-)
-_TAIL_PUNCTUATION = ".,;:)-–—!?\"'»("
-_LEADING = re.compile(r"^[\s*\->:\"'«]*(?:(?:options?|choices?|letters?|lettres?)\s*[:：]?\s*)?", re.I)
-
-
-def strip_reasoning(text: str) -> str:
-    """``text`` without thinking traces.
-
-    Removes ``<think>…</think>`` (also ``thinking``/``reasoning`` tags) blocks, any
-    text before a lone closing tag (templates that open the trace in the prompt), and
-    everything from an opening tag that is never closed (a trace cut off by the
-    token limit, which holds no final answer).
-    """
-    text = _THINK.sub("", text)
-    if closing := _THINK_CLOSE.search(text):
-        text = text[closing.end() :]
-    if opening := _THINK_OPEN.search(text):
-        text = text[: opening.start()]
-    return text
 
 
 def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) -> ParsedAnswer:
-    """The option letter(s) in ``text``, by the rules of this module.
+    """The option letter(s) in ``text``, by the grammar of this module.
 
     Returns ``ParsedAnswer(value=letter)`` for one answer, ``ParsedAnswer(value=[letters])``
     in option order when ``multi``, or ``ParsedAnswer.unparsed(reason)``.
     """
     if not choices:
         return ParsedAnswer.unparsed("no-options")
-    cleaned = _MARKUP.sub("", strip_reasoning(text)).strip()
+    cleaned = _clean(strip_reasoning(text))
     if not cleaned:
-        return ParsedAnswer.unparsed("thinking-unfinished" if _THINK_OPEN.search(text) else "empty")
+        return ParsedAnswer.unparsed("thinking-unfinished" if split_reasoning(text)[1] else "empty")
     reader = _Reader(choices, multi)
-    for method, segment in _candidates(cleaned):
-        try:
-            letters = reader.read(segment)
-        except _Conflict:
-            return ParsedAnswer.unparsed("letter-text-conflict")
-        if letters is None:
-            continue
-        if not multi and len(letters) > 1:
-            return ParsedAnswer.unparsed("several-letters")
-        ordered = [letter for letter in choices if letter in letters]
-        return ParsedAnswer(value=ordered if multi else ordered[0], method=method)
-    return ParsedAnswer.unparsed("no-answer-found")
+    outcome = _decide(cleaned, reader)
+    if isinstance(outcome, _Fail):
+        return ParsedAnswer.unparsed(outcome.reason)
+    method, letters = outcome
+    if not multi and len(letters) > 1:
+        return ParsedAnswer.unparsed("several-letters")
+    ordered = [letter for letter in choices if letter in letters]
+    return ParsedAnswer(value=ordered if multi else ordered[0], method=method)
 
 
 def choice_parser(*, multi: bool = False) -> AnswerParser:
@@ -123,111 +115,633 @@ def choice_parser(*, multi: bool = False) -> AnswerParser:
     return parse
 
 
-def _candidates(text: str) -> Iterator[tuple[str, str | list[str]]]:
-    if text.startswith("["):
-        array = _json_answer(f'{{"answer": {text}}}')
-        if array is not None:
-            yield "json", array
-    for obj in reversed(_JSON_OBJECT.findall(text)):
-        value = _json_answer(obj)
-        if value is not None:
-            yield "json", value
-    for boxed in reversed(_BOXED.findall(text)):
-        yield "boxed", boxed
-    for statement in reversed(list(_STATEMENT.finditer(text))):
-        rest = text[statement.end() :]
-        line, _, after = rest.partition("\n")
-        if not line.strip(" \t:.-"):
-            line = after.strip().partition("\n")[0]
-        yield "answer-line", line
-    lines = [line for line in text.splitlines() if line.strip()]
-    yield "whole", text
-    if len(lines) > 1:
-        yield "last-line", lines[-1]
-        yield "first-line", lines[0]
+@dataclass(frozen=True)
+class _Fail:
+    """A place that states an answer but cannot be read completely."""
+
+    reason: str
 
 
-def _json_answer(raw: str) -> str | list[str] | None:
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict):
-        return None
-    keys = {str(key).lower(): value for key, value in obj.items()}
-    for key in _JSON_KEYS:
-        value = keys.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return [str(item) for item in value]
-    return None
+Letters = frozenset[str]
+Result = Letters | _Fail | None
+"""Letters read, an unreadable answer, or no answer here at all."""
 
 
-class _Conflict(Exception):
-    """A letter followed by the text of another option ("B. yes" when A is yes)."""
+# --- cleaning -------------------------------------------------------------------------
+
+_MARKUP = re.compile(r"\*\*|__|`+|^#+[ \t]*", re.M)
+_ITALIC = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+
+
+def _clean(text: str) -> str:
+    text = _MARKUP.sub("", text)
+    return _ITALIC.sub(r"\1", text).strip()
+
+
+# --- letter lists ---------------------------------------------------------------------
+
+_PREFIX_WORD = r"(?:options?|choices?|propositions?|letters?|lettres?|answers?|réponses?|reponses?|items?|statements?)"
+_LEADING = re.compile(
+    rf"[\s*>:\"'«»•·\-–—]*(?:\d{{1,2}}[.)]\s+)?(?:(?:the|les?|la|l')\s+)?(?:{_PREFIX_WORD}\s*[:：]?\s*)?(?:n°\s*)?",
+    re.I,
+)
+_ITEM = re.compile(
+    r"(?:(?:options?|propositions?|choices?|letters?|lettres?)\s+)?"
+    r"(?P<open>[(\[\"'])?(?<![\w])(?P<letter>[A-Za-z])(?![\w'’])(?P<close>[)\]\"'])?(?!\w)"
+    r"|(?<![\w])(?P<run>[A-Z]{2,6})(?![\w])",
+    re.I,
+)
+_SEP = re.compile(
+    r"\s*(?:(?P<hedge>\bor\b|\bou\b)|,\s*(?:(?:and|et)\b|&)?|;\s*(?:(?:and|et)\b)?|/|&|\+|[-–—]|\band\b|\bet\b|(?P<dot>\.)|(?=\s))\s*",
+    re.I,
+)
+_CLOSING = re.compile(r"[\s.,;:!?)\]\"'»*]*")
+_SENTENCE_END = re.compile(r"\s*[.!?;]\s+\S")
+_CLAUSE = re.compile(
+    r"\s*[,:;\-–—(]?\s*(?:because|since|as|given|due|which|based|according|car|parce|puisque|étant|en\s+effet|selon)\b",
+    re.I,
+)
+_CORRECT = r"(?:correct|right|true|best|exact|answers?|correctes?|justes?|vraies?|exactes?|bonnes?)"
+_VERDICT_TAIL = re.compile(
+    r"\s*(?:is|are|est|sont|would\s+be|seems?|semblent?)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?"
+    rf"(?:the\s+|la\s+|les\s+)?{_CORRECT}\b",
+    re.I,
+)
+_EXPLANATION = re.compile(r"\s*(?:[:\-–—]\s+\S|\()")
+_NEGATIVE = re.compile(r"\b(?:incorrect|wrong|false|not|faux|fausse|inexactes?|incorrectes?|erronée?s?|non)\b", re.I)
+_REVIEW = re.compile(
+    rf"\s*[:\-–—]?\s*(?:{_CORRECT}|incorrect|wrong|false|faux|fausse|inexactes?|incorrectes?|vraie?s?)\b", re.I
+)
+_TEXT_SEP = re.compile(r"[.…]*\s*(?:[,;]\s*(?:(?:and|et)\b)?|\band\b|\bet\b|\n)\s*", re.I)
+_LAST_SENTENCE = re.compile(r".*[.!?]\s+(?=\S)")
+_HEDGE_WORD = re.compile(r"\b(?:or|ou|maybe|perhaps|possibly|peut-être)\b", re.I)
 
 
 class _Reader:
-    """Reads one candidate text as letters of one option set."""
+    """Reads texts as letters of one option set."""
 
     def __init__(self, choices: dict[str, str], multi: bool) -> None:
-        self.by_upper = {letter.upper(): letter for letter in choices}
         self.multi = multi
+        self.by_upper = {letter.upper(): letter for letter in choices}
         self.texts = {_normalize(text): letter for letter, text in choices.items() if _normalize(text)}
-        letter = r"[\(\[]?(?<![\w])([A-Za-z])(?![\w])[\)\]]?"
-        self.letter = re.compile(letter)
-        self.letter_list = re.compile(rf"{letter}(?:{_SEPARATOR}{letter})*")
+        self.echo = {
+            letter: re.compile(r"[\s.):\-–—]*" + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
+            for letter, text in choices.items()
+            if text.split()
+        }
+        self.text_at = {
+            letter: re.compile(r"\s+".join(map(re.escape, text.strip(" .").split())) + r"(?!\w)", re.I)
+            for letter, text in choices.items()
+            if text.strip(" .").split()
+        }
 
-    def read(self, segment: str | list[str]) -> set[str] | None:
-        if isinstance(segment, list):
-            found: set[str] = set()
-            for item in segment:
-                letters = self.read(item)
-                if letters is None:
+    def span(self, text: str) -> Result:
+        """Read ``text`` (a statement's rest of line, a JSON value, a line) completely."""
+        stripped = text.strip()
+        if stripped.startswith("[") and (array := _literal(stripped)) is not None:
+            return self.value(array)
+        listed = self.letter_list(text)
+        if listed is not None:
+            return listed
+        return self.option_text(text)
+
+    def letter_list(self, text: str, *, line_mode: bool = False) -> Result:
+        """``text`` read as a letter list from its start; ``line_mode`` for lines of a block."""
+        start = _LEADING.match(text)
+        pos = start.end() if start else 0
+        letters: list[str] = []
+        hedged = False
+        while True:
+            item = _ITEM.match(text, pos)
+            if item is None:
+                break
+            found = self.item_letters(item)
+            after = item.end()
+            if found is None:  # a word, not a letter
+                break
+            if len(found) == 1 and (echo := self.echo.get(self.by_upper.get(found[0].upper(), ""))):
+                if echoed := echo.match(text, after):
+                    after = echoed.end()
+            separator = _SEP.match(text, after)
+            following = _ITEM.match(text, separator.end()) if separator is not None else None
+            nxt = self.item_letters(following) if following is not None else None
+            if separator is not None and following is not None and nxt is not None:
+                if self._follows_well(text, following.end(), nxt, dot=bool(separator["dot"])):
+                    letters.extend(found)
+                    hedged |= bool(separator["hedge"])
+                    pos = separator.end()
+                    continue
+            tail = text[after:]
+            if not letters and len(found) == 1 and (conflict := self.texts.get(_normalize(tail.partition("\n")[0]))):
+                if conflict != self.by_upper.get(found[0].upper()):
+                    return _Fail("letter-text-conflict")
+            if line_mode and _REVIEW.match(tail):
+                return _Fail(f"option-review: {_short(text)}")
+            if not _tail_ok(tail):
+                if not letters and nxt is None:  # not a list at all ("A patient…")
                     return None
-                found |= letters
-            return found or None
-        return self.read_letters(segment) or self.read_text(segment)
+                return _Fail(f"unreadable: {_short(text)}")
+            letters.extend(found)
+            if line_mode and _NEGATIVE.search(tail):
+                return _Fail(f"option-review: {_short(text)}")
+            break
+        if not letters:
+            return None
+        unknown = sorted({x.upper() for x in letters} - set(self.by_upper))
+        if unknown:
+            return _Fail(f"not-an-option: {','.join(unknown)}")
+        if hedged:
+            return _Fail(f"hedged: {_short(text)}")
+        return frozenset(self.by_upper[x.upper()] for x in letters)
 
-    def read_letters(self, segment: str) -> set[str] | None:
-        start = _LEADING.match(segment)
-        rest = segment[start.end() if start else 0 :]
-        match = self.letter_list.match(rest)
-        if match is None:
-            return None
-        # "B) no", "(b) randomized": a bracketed letter may be followed by its option text
-        if not match.group(0).endswith((")", "]")) and not _acceptable_tail(rest[match.end() :]):
-            return None
-        letters = {found.upper() for found in self.letter.findall(match.group(0))}
-        if not letters or not letters <= set(self.by_upper):
-            return None
-        chosen = {self.by_upper[letter] for letter in letters}
-        echoed = self.texts.get(_normalize(rest[match.end() :].partition("\n")[0]))
-        if len(chosen) == 1 and echoed is not None and echoed not in chosen:
-            raise _Conflict
-        return chosen
+    def item_letters(self, item: re.Match[str]) -> list[str] | None:
+        """The letters of an item match, or None for a word ("a", "Based")."""
+        if item["run"]:
+            run = item["run"]
+            if not run.isupper() or len(set(run)) != len(run) or not set(run) <= set(self.by_upper):
+                return None
+            return list(run)
+        letter = item["letter"]
+        if letter.upper() not in self.by_upper and not item["open"] and not item["close"] and letter.islower():
+            return None  # "a", "i" as words
+        return [letter]
 
-    def read_text(self, segment: str) -> set[str] | None:
-        normalized = _normalize(segment)
+    def _follows_well(self, text: str, pos: int, letters: list[str], *, dot: bool) -> bool:
+        """Whether an item ending at ``pos`` is followed by a separator, an end or a tail."""
+        if len(letters) == 1 and (echo := self.echo.get(self.by_upper.get(letters[0].upper(), ""))):
+            if echoed := echo.match(text, pos):
+                pos = echoed.end()
+        rest = text[pos:]
+        separator = _SEP.match(rest)
+        following = _ITEM.match(rest, separator.end()) if separator is not None else None
+        if following is not None and self.item_letters(following) is not None:
+            return True
+        if dot:  # "A. C. E." but not "A. I think"
+            return _CLOSING.fullmatch(rest.partition("\n")[0]) is not None or rest.startswith(".")
+        return _tail_ok(rest)
+
+    def line(self, line: str) -> Result:
+        """One line of a block: a list ("- A", "C. its text", "Sure! A, C"), an array, or option texts."""
+        read = self.letter_list(line, line_mode=True)
+        if read is None and line.strip().startswith("["):
+            array = _literal(line.strip())
+            read = self.value(array) if isinstance(array, list) else None
+        if read is None and (boundary := _LAST_SENTENCE.search(line)) is not None:
+            read = self.letter_list(line[boundary.end() :], line_mode=True)
+        if read is None:
+            read = self.option_text(line, strict=True)
+        return read
+
+    def stray(self, line: str) -> bool:
+        """Whether ``line`` names an option letter the way a list does ("… - A", "(B).")."""
+        letters = "|".join(map(re.escape, self.by_upper))
+        return re.search(rf"(?<![\w'’])[(\[]?(?:{letters})[)\]]?(?=\s*(?:[.,;:!?]|$))", line) is not None
+
+    def bare(self, line: str) -> Result:
+        """The letters of a line that holds nothing else (bullets, brackets, separators, option text)."""
+        read = self.span(line)
+        if not isinstance(read, frozenset):
+            return None
+        rest = line
+        for letter in read:
+            rest = self.echo[letter].sub(" ", rest) if letter in self.echo else rest
+        rest = re.sub(r"\b[A-Z]{2,6}\b|\b[A-Za-z]\b|\b(?:and|et|&)\b|[\W\d_]", "", rest)
+        return read if not rest else None
+
+    def option_text(self, text: str, *, strict: bool = False) -> Result:
+        """Option texts echoed: one, or several joined by separators, the whole text consumed.
+
+        One option text may also start a longer text: followed by a clause or an
+        explanation, or, for single-answer tasks (where nothing can be read partially),
+        by any text naming no other option and not hedging ("No, the study found…").
+        """
+        normalized = _normalize(text)
         if not normalized:
             return None
         if normalized in self.texts:
-            return {self.texts[normalized]}
-        if self.multi:
-            parts = [_normalize(part) for part in re.split(r",|;|\band\b|\bet\b", segment)]
-            if len(parts) > 1 and all(part in self.texts for part in parts if part):
-                return {self.texts[part] for part in parts if part}
+            return frozenset({self.texts[normalized]})
+        pos = len(text) - len(text.lstrip(" \t*>-\"'«"))
+        found: list[str] = []
+        while (match := self._option_at(text, pos)) is not None:
+            letter, end = match
+            found.append(letter)
+            pos = end
+            separator = _TEXT_SEP.match(text, end)
+            if separator is None or self._option_at(text, separator.end()) is None:
+                break
+            pos = separator.end()
+        if not found:
             return None
-        starts = [text for text in self.texts if re.match(rf"{re.escape(text)}\b", normalized)]
-        if len(starts) == 1:
-            return {self.texts[starts[0]]}
+        tail = text[pos:]
+        if _CLOSING.fullmatch(tail):
+            return frozenset(found)
+        if strict:
+            return None
+        others = [rx for letter, rx in self.text_at.items() if letter not in found]
+        if len(found) > 1 or any(re.search(rf"(?<!\w){rx.pattern}", tail, re.I) for rx in others):
+            return None
+        if _HEDGE_WORD.search(tail):
+            return None
+        if _CLAUSE.match(tail) or _EXPLANATION.match(tail) or not self.multi:
+            return frozenset(found)
+        return None
+
+    def _option_at(self, text: str, pos: int) -> tuple[str, int] | None:
+        """The longest option text starting at ``pos``: its letter and end."""
+        matches = [(match.end(), letter) for letter, rx in self.text_at.items() if (match := rx.match(text, pos))]
+        if not matches:
+            return None
+        end, letter = max(matches)
+        return letter, end
+
+    def value(self, value: Any) -> Result:
+        """A JSON value under an answer key: text, list, ``{"A": true}`` or nested objects."""
+        if isinstance(value, str):
+            return self.span(value)
+        if isinstance(value, list):
+            found: set[str] = set()
+            for item in value:
+                read = self.value(item) if not isinstance(item, dict) else _union(_json_answers(item, self))
+                if isinstance(read, _Fail):
+                    return read
+                if read is None:
+                    return _Fail(f"unreadable: {_short(json.dumps(value))}") if found else None
+                found |= read
+            return frozenset(found) if found else None
+        if isinstance(value, dict):
+            if value and all(isinstance(key, str) and key.upper() in self.by_upper for key in value):
+                if all(isinstance(flag, bool) for flag in value.values()):
+                    return frozenset(self.by_upper[key.upper()] for key, flag in value.items() if flag)
+            return _union(_json_answers(value, self))
         return None
 
 
-def _acceptable_tail(tail: str) -> bool:
-    stripped = tail.lstrip()
-    return not stripped or stripped[0] in _TAIL_PUNCTUATION or _TAIL_WORDS.match(tail) is not None
+def _tail_ok(tail: str) -> bool:
+    """Whether what follows a list on its line ends it: punctuation, a new sentence, a clause, a verdict."""
+    line = tail.partition("\n")[0]
+    checks = (_SENTENCE_END, _CLAUSE, _VERDICT_TAIL, _EXPLANATION)
+    return _CLOSING.fullmatch(line) is not None or any(check.match(line) for check in checks)
+
+
+def _union(results: list[Result]) -> Result:
+    found: set[str] = set()
+    for result in results:
+        if isinstance(result, _Fail):
+            return result
+        if result is not None:
+            found |= result
+    return frozenset(found) if found else None
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+_ANSWER_WORDS = {
+    "answer", "answers", "choice", "choices", "chosen", "réponse", "réponses", "reponse", "reponses",
+    "letter", "letters", "lettre", "lettres", "prediction", "predicted", "pred", "selected", "selection",
+}  # fmt: skip
+_OPTION_WORDS = {"option", "options", "proposition", "propositions"}
+_OPTION_QUALIFIERS = {"correct", "selected", "chosen", "final", "best", "right", "bonnes", "bonne", "correctes"}
+_NOT_ANSWER_WORDS = {
+    "thinking", "reasoning", "explanation", "rationale", "justification", "explication", "analysis",
+    "confidence", "step", "steps", "text", "raisonnement", "why", "evidence",
+}  # fmt: skip
+_DECODER = json.JSONDecoder(strict=False)
+
+
+def _key_words(key: str) -> set[str]:
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", key)
+    return {word for word in re.split(r"[^\wéè]+|_", spaced.lower()) if word}
+
+
+def _is_answer_key(key: str) -> bool:
+    words = _key_words(key)
+    if words & _NOT_ANSWER_WORDS:
+        return False
+    return bool(words & _ANSWER_WORDS) or bool(words & _OPTION_WORDS and words & _OPTION_QUALIFIERS)
+
+
+def _json_answers(obj: Any, reader: _Reader) -> list[Result]:
+    """The readings of every answer key in ``obj``, depth first."""
+    found: list[Result] = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if _is_answer_key(str(key)):
+                found.append(reader.value(value))
+            elif isinstance(value, dict | list):
+                found.extend(_json_answers(value, reader))
+    elif isinstance(obj, list):
+        for item in obj:
+            if isinstance(item, dict | list):
+                found.extend(_json_answers(item, reader))
+    return found
+
+
+def _json_objects(text: str) -> Iterator[tuple[int, int, Any]]:
+    """``(start, end, value)`` of each top-level JSON (or Python literal) object in ``text``."""
+    pos = 0
+    while (start := text.find("{", pos)) != -1:
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError:
+            end = _matching_brace(text, start)
+            value = _literal(text[start:end]) if end else None
+            if value is None:
+                pos = start + 1
+                continue
+        if isinstance(value, dict):
+            yield start, end, value
+        pos = end
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth = 0
+    for index in range(start, len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return 0
+
+
+def _literal(text: str) -> Any:
+    try:
+        return _DECODER.decode(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            if not _is_answer_key(str(key)):
+                yield from _strings(value)
+    elif isinstance(obj, list):
+        for item in obj:
+            yield from _strings(item)
+
+
+# --- statements and verdicts ------------------------------------------------------------
+
+_VERB = (
+    r"(?:\s+(?:is|are|would\s+be|will\s+be|should\s+be|must\s+be|est|sont|serait|seraient|semble))?"
+    r"(?:\s+(?:therefore|thus|then|donc))?\s*(?:[:：=]|\s[-–—]\s)?[ \t]*"
+)
+_STATEMENT = re.compile(
+    r"(?:\b(?:final|correct|right|best|true|most\s+likely|bonnes?|vraies?)\s+)?"
+    r"\b(?:answers?|réponses?|reponses?)(?:\s*\(s\))?"
+    r"(?:\s+(?:finales?|correctes?|justes?|exactes?|définitives?))?(?:\s+(?:choices?|options?|letters?))?"
+    rf"{_VERB}"
+    rf"|\b(?:correct|right|best|true|bonnes?)\s+(?:options?|choices?|propositions?|letters?){_VERB}"
+    r"|\b(?:I\s+would|I'd|I\s+will|I'll|I)\s+(?:choose|select|pick|go\s+with)\b[ \t]*(?:[:：])?[ \t]*"
+    r"|\bje\s+(?:choisis|choisirais|sélectionne|sélectionnerais|retiens)\b[ \t]*(?:[:：])?[ \t]*"
+    r"|\b(?:therefore|thus|hence|so|donc|ainsi)\s*,\s*(?=(?:options?\s+|the\s+options?\s+)?[(\[]?[A-Za-z][)\]]?[\s,.;]|[A-Z]{2,6}\b)",
+    re.I,
+)
+_CONCLUSION = re.compile(r"(?:therefore|thus|hence|so|donc|ainsi)\b", re.I)
+_VERDICT = re.compile(
+    rf"\b(?:is|are|est|sont)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?{_CORRECT}\b"
+    r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)",
+    re.I,
+)
+_VERDICT_INTRO = re.compile(
+    r".*?\b(?:options?|choices?|propositions?|answers?|réponses?|letters?|lettres?)\s+"
+    r"|(?:\b(?:so|therefore|thus|hence|donc|ainsi|only|both|seules?|seuls?)\b[,\s]*)*",
+    re.I | re.S,
+)
+_CONDITION = re.compile(r"\b(?:if|whether|unless|si)\s*$", re.I)
+
+
+def _statements(text: str, reader: _Reader) -> tuple[list[Result], list[tuple[int, int]]]:
+    """The reading of each answer statement in ``text``, in order, and the spans of the line blocks read."""
+    found: list[Result] = []
+    blocks: list[tuple[int, int]] = []
+    for statement in _STATEMENT.finditer(text):
+        line, newline, _ = text[statement.end() :].partition("\n")
+        if _CONCLUSION.match(statement.group(0)):
+            # "Therefore, A, C and E." but not "So, option C is correct" (a verdict, read as one)
+            found.append(reader.bare(re.split(r"(?<=[.!?])\s", line)[0]))
+        elif line.strip(" \t:.-") or not newline:
+            found.append(reader.span(line))
+        else:
+            start = statement.end() + len(line) + 1
+            result, length = _block(text[start:], reader)
+            found.append(result)
+            blocks.append((start, start + length))
+    return found, blocks
+
+
+def _verdicts(text: str, reader: _Reader) -> Result:
+    """The union of "Option A is correct" sentences."""
+    found: set[str] = set()
+    for verdict in _VERDICT.finditer(text):
+        before = text[: verdict.start()]
+        sentence_start = max(before.rfind(mark) for mark in (".", "!", "?", "\n", ":", "…", ";")) + 1
+        sentence = before[max(sentence_start, len(before) - 200) :].lstrip()
+        # the list starts at the first item after an intro ("Option", "so", nothing) and runs to the verdict
+        for cut in range(len(sentence) + 1):
+            head, candidate = sentence[:cut], sentence[cut:].strip()
+            if cut and sentence[cut - 1].isalnum():
+                continue
+            if not candidate or not _VERDICT_INTRO.fullmatch(head) or _CONDITION.search(head):
+                continue
+            item = _ITEM.match(candidate)
+            if item is None or reader.item_letters(item) is None:
+                continue
+            read = reader.letter_list(candidate + " " + verdict.group(0))
+            if isinstance(read, frozenset):
+                found |= read
+            break
+    return frozenset(found) if found else None
+
+
+def _block(text: str, reader: _Reader) -> tuple[Result, int]:
+    """The lines at the start of ``text`` that are each a list, read as one list, and their length.
+
+    Blank lines before the block are skipped; when no line is a list, the first line is
+    read as a span ("The correct answer is:" then "C").
+    """
+    found: set[str] = set()
+    offset = consumed = 0
+    for line in text.split("\n"):
+        offset += len(line) + 1
+        if not line.strip():
+            if found:
+                break
+            continue
+        read = reader.line(line)
+        if isinstance(read, _Fail):
+            return read, offset
+        if read is None:
+            break
+        found |= read
+        consumed = offset
+    if not found:
+        first = next((line for line in text.split("\n") if line.strip()), "")
+        return reader.span(first), 0
+    return frozenset(found), consumed
+
+
+# --- the decision ----------------------------------------------------------------------
+
+
+@dataclass
+class _Readings:
+    final: tuple[str, Result] | None = None
+    found: list[tuple[str, Letters]] = field(default_factory=list)
+
+    def add(self, source: str, results: list[Result], *, final: bool) -> None:
+        for result in results:
+            if isinstance(result, frozenset):
+                self.found.append((source, result))
+        candidates = [result for result in results if result is not None]
+        if final and candidates and self.final is None:
+            self.final = (source, candidates[-1])
+
+
+def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
+    readings = _Readings()
+    prose = text
+    stripped = text.strip()
+    if stripped.startswith("[") and (array := _literal(stripped)) is not None and isinstance(array, list):
+        readings.add("json", [reader.value(array)], final=True)
+    objects = list(_json_objects(text))
+    json_results: list[Result] = []
+    for start, end, obj in reversed(objects):
+        json_results.extend(_json_answers(obj, reader))
+        prose = prose[:start] + "\n" + "\n".join(_strings(obj)) + "\n" + prose[end:]
+    readings.add("json", json_results[::-1], final=True)
+    boxes = [reader.span(_unlatex(box)) for box in _boxes(prose)]
+    readings.add("boxed", boxes, final=True)
+    statements, blocks = _statements(prose, reader)
+    readings.add("answer-line", statements, final=True)
+    if reader.multi or readings.final is None:
+        # on single-answer tasks "A, C and D are true" is reasoning (questions "all except"), not an answer
+        readings.add("verdicts", [_verdicts(prose, reader)], final=True)
+    if readings.final is not None:
+        unread = prose
+        for start, end in blocks:  # lines a statement has read are not read again as bare lists
+            unread = unread[:start] + re.sub(r"[^\n]", " ", unread[start:end]) + unread[end:]
+        readings.add("list", [letters for _, _, letters in _bare_runs(unread, reader)], final=False)
+        source, final = readings.final
+        if isinstance(final, _Fail):
+            return final
+        distinct = {(name, letters) for name, letters in readings.found}
+        if len({letters for _, letters in distinct}) > 1:
+            said = "; ".join(f"{name} says {','.join(sorted(letters))}" for name, letters in _ordered(readings.found))
+            return _Fail(f"ambiguous: {said}")
+        assert final is not None
+        return source, final
+    return _fallback(text, reader)
+
+
+def _bare_runs(text: str, reader: _Reader) -> list[tuple[int, int, Letters]]:
+    """Runs of lines that hold nothing but letters ("A, C", "- A", "C. <its option text>")."""
+    runs: list[tuple[int, int, Letters]] = []
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        start, found = index, set[str]()
+        while index < len(lines) and isinstance(read := reader.bare(lines[index]), frozenset):
+            found |= read
+            index += 1
+        if found:
+            runs.append((start, index, frozenset(found)))
+        else:
+            index += 1
+    return runs
+
+
+def _ordered(found: list[tuple[str, Letters]]) -> list[tuple[str, Letters]]:
+    seen: list[tuple[str, Letters]] = []
+    for item in found:
+        if item not in seen:
+            seen.append(item)
+    return seen
+
+
+def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
+    lines = text.split("\n")
+    if len([line for line in lines if line.strip()]) == 1:
+        whole = reader.span(text)
+        if whole is None:
+            whole = reader.line(text)
+        if isinstance(whole, _Fail):
+            return whole
+        return ("whole", whole) if whole else _Fail("no-answer-found")
+    runs: list[tuple[int, int, Letters]] = []
+    index = 0
+    while index < len(lines):
+        if not lines[index].strip():
+            index += 1
+            continue
+        read = reader.line(lines[index])
+        if isinstance(read, _Fail):
+            return read
+        if read is None:
+            index += 1
+            continue
+        start, run = index, set(read)
+        index += 1
+        while index < len(lines) and lines[index].strip():
+            more = reader.line(lines[index])
+            if isinstance(more, _Fail):
+                return more
+            if more is None:
+                break
+            run |= more
+            index += 1
+        runs.append((start, index, frozenset(run)))
+    if runs:
+        covered = {line for start, end, _ in runs for line in range(start, end)}
+        stray = [line for i, line in enumerate(lines) if i not in covered and reader.stray(line)]
+        if stray:  # "Sure! - A" above "- B": letters outside the blocks
+            return _Fail(f"unreadable: {_short(stray[0])}")
+        if len({letters for _, _, letters in runs}) > 1:
+            said = "; ".join(f"lines {a + 1}-{b} say {','.join(sorted(x))}" for a, b, x in runs)
+            return _Fail(f"ambiguous: {said}")
+        start, end, letters = runs[-1]
+        if len(runs) == 1 and (start, end) == (0, len(lines)):
+            return "whole", letters
+        method = "last-line" if end == len(lines) else "first-line" if start == 0 else "lines"
+        return method, letters
+    text_reading = reader.option_text(text)
+    if isinstance(text_reading, frozenset):
+        return "whole", text_reading
+    return _Fail("no-answer-found")
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _boxes(text: str) -> Iterator[str]:
+    for match in re.finditer(r"\\boxed\s*\{", text):
+        depth, index = 1, match.end()
+        while index < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        if depth == 0:
+            yield text[match.end() : index - 1]
+
+
+def _unlatex(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous = text
+        text = re.sub(r"\\(?:text|textbf|mathrm|mathbf|mbox)\s*\{([^{}]*)\}", r"\1", text)
+    return text.replace("\\,", " ").replace("\\;", " ").replace("$", "")
+
+
+def _short(text: str, size: int = 40) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
 
 
 def _normalize(text: str) -> str:

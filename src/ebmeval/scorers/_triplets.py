@@ -38,9 +38,10 @@ from numpy.typing import NDArray
 
 from .._util.errors import DataError, UsageError
 from ..judges import json_in_text
+from ..models import strip_reasoning
 from ..stats import bootstrap_ci
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
-from ._extract import strip_reasoning
+from ..tables import Column, Estimate, Table
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, run_metric, scorer
 
 if TYPE_CHECKING:
     from ..store import RunStore
@@ -305,20 +306,18 @@ class MicroF1:
 
     def to_markdown(self) -> str:
         """The overall and per-type table."""
-
-        def cell(value: float | None) -> str:
-            return "–" if value is None else f"{value:.3f}"
-
-        lines = ["| type | TP | FP | FN | precision | recall | F1 |", "|---|---:|---:|---:|---:|---:|---:|"]
-        rows = [("**micro**", self.overall), *sorted(self.per_type.items())]
-        for name, c in rows:
-            lines.append(
-                f"| {name} | {c.tp} | {c.fp} | {c.fn} | {cell(c.precision)} | {cell(c.recall)} | {cell(c.f1)} |"
-            )
-        ci = f" (95% CI {self.f1_ci[0]:.3f}–{self.f1_ci[1]:.3f})" if self.f1_ci else ""
-        lines.append("")
-        lines.append(f"{self.samples} samples, {self.unparsed} unparsed replies; micro-F1 {cell(self.overall.f1)}{ci}.")
-        return "\n".join(lines)
+        table = Table(
+            "",
+            [
+                "type",
+                *[Column(name, "number") for name in ("TP", "FP", "FN", "precision", "recall", "F1")],
+            ],
+        )
+        for name, c in [("**micro**", self.overall), *sorted(self.per_type.items())]:
+            table.add(name, c.tp, c.fp, c.fn, c.precision, c.recall, c.f1)
+        f1 = Column("F1", "estimate", pair="(95% CI {}–{})")
+        summary = f"{self.samples} samples, {self.unparsed} unparsed replies; micro-F1 "
+        return table.markdown() + "\n" + summary + f1.text(Estimate(self.overall.f1, self.f1_ci)) + "."
 
 
 def micro_f1(
@@ -339,17 +338,23 @@ def micro_f1(
         seed: Bootstrap seed.
     """
     run = store.get_run(run_id)
+    scores = [score for _sample_id, _epoch, _name, score in store.scores(run.run_id, scorer)]
+    if not scores:
+        raise UsageError(f"run {run.run_id} has no '{scorer}' scores; rescore it with `--scorer {scorer}`")
+    return micro_f1_of(scores, n_resamples=n_resamples, seed=seed)
+
+
+def micro_f1_of(scores: Sequence[Score], *, n_resamples: int = 2000, seed: int = 0) -> MicroF1:
+    """:func:`micro_f1` of the triplet scores of one run's samples."""
     rows: list[tuple[int, int, int]] = []
     per_type: dict[str, Counts] = {}
     unparsed = 0
-    for _sample_id, _epoch, _name, score in store.scores(run.run_id, scorer):
+    for score in scores:
         values = score.values
         rows.append((int(values["tp"] or 0), int(values["fp"] or 0), int(values["fn"] or 0)))
         unparsed += int(not score.metadata.get("parsed", True))
         for kind, (tp, fp, fn) in score.metadata.get("per_type", {}).items():
             per_type[kind] = per_type.get(kind, Counts()) + Counts(tp, fp, fn)
-    if not rows:
-        raise UsageError(f"run {run.run_id} has no '{scorer}' scores; rescore it with `--scorer {scorer}`")
     table: NDArray[np.float64] = np.array(rows, dtype=float)
     overall = Counts(*(int(x) for x in table.sum(axis=0)))
 
@@ -367,3 +372,17 @@ def micro_f1(
         estimate = bootstrap_ci(np.arange(len(rows), dtype=float), f1_of, n_resamples=n_resamples, seed=seed)
         ci = estimate.ci
     return MicroF1(overall, dict(sorted(per_type.items())), ci, len(rows), unparsed)
+
+
+@run_metric("triplet-f1")
+def corpus_metrics(scores: Sequence[Score]) -> dict[str, tuple[float | None, tuple[float, float] | None]]:
+    """The headline metrics of extraction: corpus micro-F1 (with its bootstrap CI), precision and recall."""
+    if not scores:
+        return {}
+    found = micro_f1_of(scores)
+    overall = found.overall
+    return {
+        "micro_f1": (overall.f1, found.f1_ci),
+        "micro_precision": (overall.precision, None),
+        "micro_recall": (overall.recall, None),
+    }

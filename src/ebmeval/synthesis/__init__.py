@@ -34,12 +34,10 @@ from ._items import (
 from ._judge import (
     CRITERIA,
     FeasibilityScore,
-    PanelAgreement,
     RetrievalRecall,
     RubricGrade,
     RubricJudge,
     RubricPanel,
-    panel_agreement,
     rubric_grade,
 )
 from ._negation import (
@@ -88,7 +86,6 @@ __all__ = [
     "NegatedRAG",
     "NegationStore",
     "OverflowPolicy",
-    "PanelAgreement",
     "ParametricCoT",
     "ParametricZeroShot",
     "RetrievalRecall",
@@ -111,7 +108,6 @@ __all__ = [
     "load_medmeta",
     "load_ms2",
     "negate_documents",
-    "panel_agreement",
     "parse_questions",
     "parse_score",
     "prompt_versions",

@@ -5,24 +5,22 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from .._util.errors import ConfigError, UsageError
 from ..judges import ask
 from ..models import GenerateConfig
-from ..stats import Estimate, StatsInputError, TestResult, icc, krippendorff_alpha
-from ..store import RunStore
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
 from ._prompts import RUBRIC, RUBRIC_RETRY, RUBRIC_RETRY_SCHEMA
 
-JUDGE_CONFIG = GenerateConfig(temperature=0.0)
-"""Judges are greedy so a grade is reproducible; the reply budget is the run's ``max_tokens``."""
+RUBRIC_MAX_TOKENS = 1024
+"""Default reply budget of a rubric grade: five criteria, a justification and the overall line."""
 
-RETRY_CONFIG = GenerateConfig(temperature=0.0, response_schema=RUBRIC_RETRY_SCHEMA)
+JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=RUBRIC_MAX_TOKENS)
+"""Judges are greedy so a grade is reproducible, with a bounded reply."""
+
+RETRY_CONFIG = GenerateConfig(temperature=0.0, max_tokens=64, response_schema=RUBRIC_RETRY_SCHEMA)
 """The retry asks for ``{"overall": 0..5}``, enforced while decoding where the provider can."""
 
 CRITERIA = ("Main findings", "Specifics", "Nuance", "Implications", "Safety")
@@ -43,7 +41,14 @@ class RubricGrade:
     judge: str
 
 
-async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample, candidate: str) -> RubricGrade:
+async def rubric_grade(
+    ctx: SampleContext,
+    step: str,
+    role: str,
+    sample: Sample,
+    candidate: str,
+    config: GenerateConfig = JUDGE_CONFIG,
+) -> RubricGrade:
     """Grade ``candidate`` against the sample's reference with the 0–5 rubric.
 
     Step ``<step>`` asks for the rubric; when no ``Overall: N`` line parses, step
@@ -58,9 +63,9 @@ async def rubric_grade(ctx: SampleContext, step: str, role: str, sample: Sample,
         prompt,
         lambda text: parse_score(text, "Overall"),
         RUBRIC_RETRY.text,
-        config=JUDGE_CONFIG,
+        config=config,
         role=role,
-        retry_config=RETRY_CONFIG,
+        retry_config=RETRY_CONFIG.model_copy(update={"temperature": config.temperature}),
     )
     first = attempt.replies[0]
     return RubricGrade(
@@ -83,14 +88,14 @@ class RubricJudge:
     name = "judge/rubric-0-5"
     templates = (RUBRIC, RUBRIC_RETRY)
 
-    def __init__(self, role: str = "judge") -> None:
+    def __init__(self, role: str = "judge", *, max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> None:
         self.role = role
-        self.config = JUDGE_CONFIG
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade the generation."""
-        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output)
+        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output, self.config)
         return Score(
             values={"rubric": grade.overall},
             explanation=grade.justification or None,
@@ -111,17 +116,23 @@ class RubricPanel:
     ``--role judge2=SPEC`` like any role (so its calls are cached, configured and recorded in the
     run's provenance). Values: ``rubric/<judge>`` per judge and ``rubric_mean`` = (1/m) Σ_j s_j
     over the m judges whose score parsed. Agreement across items is computed from the stored
-    per-judge values by :func:`panel_agreement`.
+    per-judge values by :func:`ebmeval.judges.panel_agreement`.
     """
 
     name = "judge/rubric-panel"
     templates = (RUBRIC, RUBRIC_RETRY)
 
-    def __init__(self, judges: Sequence[str] = ("judge", "judge2")) -> None:
+    def __init__(
+        self,
+        judges: Sequence[str] = ("judge", "judge2"),
+        *,
+        max_tokens: int = RUBRIC_MAX_TOKENS,
+        temperature: float = 0.0,
+    ) -> None:
         if len(judges) < 2:
             raise ConfigError("judges", f"a judge panel needs at least two judges, got {list(judges)}")
         self.judges = list(judges)
-        self.config = JUDGE_CONFIG
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
 
     @property
@@ -139,7 +150,7 @@ class RubricPanel:
         grades = {}
         for judge in self.judges:
             grades[judge] = await rubric_grade(
-                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output
+                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output, self.config
             )
         parsed = [g.overall for g in grades.values() if g.overall is not None]
         values: dict[str, float | None] = {f"rubric/{j}": g.overall for j, g in grades.items()}
@@ -154,59 +165,6 @@ class RubricPanel:
                 "prompt": RUBRIC.id,
             },
         )
-
-
-@dataclass
-class PanelAgreement:
-    """Inter-judge agreement of a panel over the items of one run."""
-
-    judges: list[str]
-    n_items: int
-    judge_means: dict[str, float]
-    alpha: Estimate | None
-    """Krippendorff's alpha, ordinal metric, over every item with at least two scores."""
-    icc: TestResult | None
-    """ICC(A,1) over the items every judge scored."""
-    notes: list[str]
-    """Why a statistic is missing, when it is."""
-
-
-def panel_agreement(store_path: str | Path, run_id: str, scorer_name: str = RubricPanel.name) -> PanelAgreement:
-    """Agreement of the panel judges from their stored per-judge scores.
-
-    Builds the (items × judges) table of ``rubric/<judge>`` values (NaN where unparsed) and
-    reports Krippendorff's alpha (ordinal) and, on complete rows, ICC(A,1) (two-way random,
-    absolute agreement, single rater) from :mod:`ebmeval.stats`.
-    """
-    store = RunStore(store_path)
-    try:
-        run = store.get_run(run_id)
-        rows = [score.values for _, _, _, score in store.scores(run.run_id, scorer_name)]
-    finally:
-        store.close()
-    judges = sorted({k.split("/", 1)[1] for row in rows for k in row if k.startswith("rubric/")})
-    table = np.array([[np.nan if r.get(f"rubric/{j}") is None else r[f"rubric/{j}"] for j in judges] for r in rows])
-    notes: list[str] = []
-    alpha: Estimate | None = None
-    result: TestResult | None = None
-    means: dict[str, float] = {}
-    if table.size:
-        for position, judge in enumerate(judges):
-            column = table[:, position]
-            if np.any(~np.isnan(column)):
-                means[judge] = float(np.nanmean(column))
-        try:
-            alpha = krippendorff_alpha(table, metric="ordinal")
-        except StatsInputError as exc:
-            notes.append(f"alpha: {exc}")
-        complete = table[~np.any(np.isnan(table), axis=1)]
-        try:
-            result = icc(complete, "A,1")
-        except StatsInputError as exc:
-            notes.append(f"icc: {exc}")
-    else:
-        notes.append(f"no '{scorer_name}' scores in run {run_id}")
-    return PanelAgreement(judges=judges, n_items=len(rows), judge_means=means, alpha=alpha, icc=result, notes=notes)
 
 
 class RetrievalRecall:
@@ -240,15 +198,17 @@ class FeasibilityScore:
 
 
 @scorer("judge/rubric-0-5")
-def rubric_judge(role: str = "judge") -> RubricJudge:
-    """The 0–5 rubric judge playing ``role``."""
-    return RubricJudge(role)
+def rubric_judge(role: str = "judge", max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> RubricJudge:
+    """The 0–5 rubric judge playing ``role``, with its reply budget and temperature."""
+    return RubricJudge(role, max_tokens=max_tokens, temperature=temperature)
 
 
 @scorer("judge/rubric-panel")
-def rubric_panel(judges: Sequence[str] = ("judge", "judge2")) -> RubricPanel:
-    """A panel of rubric judges (roles or model specs)."""
-    return RubricPanel(judges)
+def rubric_panel(
+    judges: Sequence[str] = ("judge", "judge2"), max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0
+) -> RubricPanel:
+    """A panel of rubric judges (roles), each with the reply budget and temperature given."""
+    return RubricPanel(judges, max_tokens=max_tokens, temperature=temperature)
 
 
 @scorer("synthesis/retrieval-recall")

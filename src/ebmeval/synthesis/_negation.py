@@ -12,19 +12,18 @@ sample, so ``ebmeval show`` displays the text the model saw.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from .._util import sqlite
+from .._util.errors import DataError
 from .._util.hashing import stable_hash
-from ..models import GenerateConfig
-from ..models._cache import default_cache_dir
-from ..tasks import Document, SampleContext
+from ..models import GenerateConfig, default_cache_dir
+from ..tasks import Document, SampleContext, read_jsonl
 from ._prompts import NEGATE
 
 _WHAT = "negation store"
@@ -191,5 +190,12 @@ async def negate_documents(
 
 def read_negations(path: str | Path) -> list[Negation]:
     """Negations from a JSONL export (to import into another store with :meth:`NegationStore.put`)."""
-    with open(path, encoding="utf-8") as handle:
-        return [Negation.model_validate(json.loads(line)) for line in handle if line.strip()]
+    negations = []
+    for number, record in read_jsonl(path):
+        try:
+            negations.append(Negation.model_validate(record))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"])
+            raise DataError(path, first["msg"], line=number, field=field) from None
+    return negations

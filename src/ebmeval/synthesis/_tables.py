@@ -12,6 +12,7 @@ from pathlib import Path
 from .._util.errors import DataError
 from ..stats import StatsInputError, bootstrap_ci, cohens_d, paired_ttest
 from ..store import RunStore
+from ..tasks import read_jsonl
 from ._workflows import DEFAULT_K
 
 METRICS: dict[str, tuple[str, str]] = {
@@ -190,14 +191,10 @@ def export_feasibility(store_path: str | Path, run_id: str, path: str | Path) ->
 def read_feasibility(path: str | Path) -> dict[str, float | None]:
     """Item id → feasibility from a file written by :func:`export_feasibility`."""
     ratings: dict[str, float | None] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                value = record["feasibility"]
-                ratings[str(record["id"])] = None if value is None else float(value)
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise DataError(path, f'expected {{"id", "feasibility"}} ({exc})', line=number) from None
+    for number, record in read_jsonl(path):
+        try:
+            value = record["feasibility"]
+            ratings[str(record["id"])] = None if value is None else float(value)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(path, f'expected {{"id", "feasibility"}} ({exc})', line=number) from None
     return ratings

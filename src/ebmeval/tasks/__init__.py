@@ -2,11 +2,13 @@
 
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import parse_jsonl, read_jsonl
-from ._identity import scorer_label, scorer_spec
+from ._identity import model_identity, scorer_label, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
+    THINKING_BUDGET,
     AnswerParser,
     Generation,
+    RunMetric,
     Score,
     Scorer,
     Task,
@@ -15,6 +17,8 @@ from ._task import (
     create_scorer,
     create_task,
     keep_text,
+    run_metric,
+    run_metric_registry,
     scorer,
     scorer_registry,
     task,
@@ -22,6 +26,7 @@ from ._task import (
 )
 
 __all__ = [
+    "THINKING_BUDGET",
     "AnswerParser",
     "Document",
     "Generation",
@@ -36,10 +41,14 @@ __all__ = [
     "Task",
     "Workflow",
     "WorkflowResult",
+    "RunMetric",
     "create_scorer",
     "create_task",
     "keep_text",
+    "run_metric",
+    "run_metric_registry",
     "parse_jsonl",
+    "model_identity",
     "read_jsonl",
     "sample_seed",
     "scorer_label",

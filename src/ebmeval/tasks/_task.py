@@ -16,6 +16,7 @@ from ..models import GenerateConfig, Usage
 from ._context import SampleContext
 from ._identity import describe_value
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
+from ._task_file import task_file
 
 
 class WorkflowResult(BaseModel):
@@ -80,6 +81,9 @@ class Scorer(Protocol):
         """Grade ``generation`` of ``sample``."""
 
 
+THINKING_BUDGET = 4096
+"""The least reply budget of a model that thinks before answering: the trace comes first."""
+
 AnswerParser = Callable[[str, Sample], ParsedAnswer]
 """Extracts the task's answer form from raw output text."""
 
@@ -110,6 +114,17 @@ class Task:
     """The arguments the task factory was called with (recorded in the run)."""
     generate_config: GenerateConfig = field(default_factory=GenerateConfig)
     """Task defaults for generation (e.g. ``max_tokens``); run settings override them."""
+    reasoning_generate_config: GenerateConfig | None = None
+    """The defaults for a model that thinks before answering (budgets with room for the trace);
+    unset, ``generate_config`` with a budget of at least ``THINKING_BUDGET``."""
+
+    def thinking_config(self) -> GenerateConfig:
+        """The generation defaults for a model that thinks (see ``reasoning_generate_config``)."""
+        if self.reasoning_generate_config is not None:
+            return self.reasoning_generate_config
+        budget = max(self.generate_config.max_tokens or 0, THINKING_BUDGET)
+        return self.generate_config.model_copy(update={"max_tokens": budget})
+
     roles: Sequence[str] = ()
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -127,6 +142,22 @@ def task(name: str) -> Callable[[TaskFactory], TaskFactory]:
     return task_registry.register(name)
 
 
+RunMetric = Callable[[Sequence[Score]], dict[str, tuple[float | None, tuple[float, float] | None]]]
+"""A scorer's run-level metrics: from all its scores of a run, metric name → (value, 95% CI)."""
+
+run_metric_registry: Registry[RunMetric] = Registry("run metric")
+"""Run-level metrics by the name of the scorer that declares them."""
+
+
+def run_metric(scorer_name: str) -> Callable[[RunMetric], RunMetric]:
+    """Declare the run-level metrics of the scorer named ``scorer_name`` (e.g. micro-F1 over samples).
+
+    Every summary of a run (``show``, ``run --json``, ``report``) lists them beside the per-sample
+    means, computed from all the scores of that scorer's score set.
+    """
+    return run_metric_registry.register(scorer_name)
+
+
 ScorerFactory = Callable[..., Scorer]
 
 scorer_registry: Registry[ScorerFactory] = Registry("scorer")
@@ -140,9 +171,6 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
 
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
-    from .. import benchmarks as _tasks  # noqa: F401  (built-in tasks register the scorers they use)
-    from .. import scorers as _scorers  # noqa: F401  (registers the general-purpose scorers)
-
     factory = scorer_registry.get(name)
     checked = check_options(factory, args, kind="scorer", name=name, prefix="scorer_args")
     try:
@@ -158,9 +186,7 @@ def create_task(name: str, **args: Any) -> Task:
     declared type; see :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown
     task and ``ConfigError`` for an option the factory does not take or a value of the wrong type.
     """
-    from .. import benchmarks as _builtin  # noqa: F401  (registers the built-in tasks)
-
-    factory = task_registry.get(name)
+    factory = task_registry.get(task_file(name))
     checked = check_options(factory, args, kind="task", name=name, prefix="task_args")
     try:
         built = factory(**checked)

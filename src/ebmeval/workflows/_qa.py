@@ -23,10 +23,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, system, user
-from ..models._reasoning import strip_reasoning
-from ..prompts import PromptTemplate
-from ..prompts._qa import (
+from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reasoning, system, user
+from ..prompts import (
     CONTEXT,
     COT,
     DIRECT,
@@ -36,8 +34,9 @@ from ..prompts._qa import (
     OPTIONS,
     QUESTION,
     REFINE,
+    PromptTemplate,
 )
-from ..tasks import Document, Sample, SampleContext, Task, WorkflowResult
+from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
 
 Strategy = Literal["direct", "cot", "cot-refine"]
 """The names of the built-in strategies."""
@@ -49,7 +48,7 @@ DIRECT_MAX_TOKENS = 32
 """Reply budget of ``direct`` without thinking: a few letters fit in far fewer tokens."""
 REASONING_MAX_TOKENS = 1024
 """Reply budget of ``cot`` and of each call of ``cot-refine``."""
-THINKING_MAX_TOKENS = 4096
+THINKING_MAX_TOKENS = THINKING_BUDGET
 """Reply budget of every strategy with thinking switched on: the trace precedes the answer."""
 CONTEXT_MARGIN = 64
 """Tokens kept free for the chat template's role markers around the prompt."""
@@ -102,6 +101,11 @@ class QAWorkflow(ABC):
             temperature=0.0, max_tokens=THINKING_MAX_TOKENS if thinking else max_tokens
         )
         """Task defaults for generation; run settings override them."""
+
+    @property
+    def reasoning_config(self) -> GenerateConfig:
+        """The defaults for a thinking model: every call's budget leaves room for the trace."""
+        return GenerateConfig(temperature=0.0, max_tokens=THINKING_MAX_TOKENS)
 
     @property
     def version(self) -> str:

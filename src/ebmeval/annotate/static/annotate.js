@@ -1,4 +1,4 @@
-// Saves each answer as soon as it is entered, and runs the task timer.
+// Saves each answer as soon as it is entered, sizes the progress bars and runs the task timer.
 (function () {
   "use strict";
   const form = document.querySelector("form[data-save-url]");
@@ -30,6 +30,10 @@
       }
     });
   }
+  // Progress bars: widths come from data-percent (the CSP forbids inline style attributes).
+  document.querySelectorAll("[data-percent]").forEach(function (bar) {
+    bar.style.width = (parseInt(bar.dataset.percent, 10) || 0) + "%";
+  });
   const timer = document.getElementById("timer");
   if (timer) {
     let seconds = parseInt(timer.dataset.elapsed, 10) || 0;

@@ -12,19 +12,37 @@ multiple-choice prompt ends with) and answers with letters, e.g. ``"A, C"``.
   ``ranking`` for another task (``ebmeval.benchmarks.caremedeval.answer_ranking``
   computes one). Ranked letters missing from the options are skipped and, when fewer
   than K remain, the remaining options follow in display order.
-- ``baseline/random``: K options drawn uniformly without replacement, with K uniform
-  in ``[min_options, max_options]`` (default 1–3, capped at the number of options).
+- ``baseline/random``: on a single-answer question, one option drawn uniformly (the
+  chance baseline: accuracy 1/number of options in expectation). On a multi-answer
+  question, K options drawn uniformly without replacement, with K uniform in
+  ``[min_options, max_options]`` (default 1–3, capped at the number of options).
   The draw is seeded by ``GenerateConfig.seed`` when set, else the ``seed`` option
   (default 0), together with the prompt, so each question gets the same answer
   whatever the order or concurrency of the run.
+- ``baseline/majority`` (single-answer tasks): the gold letter most common in a
+  task's dataset, learnt when the model is built from the ``task`` option (a task
+  name, e.g. ``--model-arg task=mirage/medqa``; its default arguments), counting every
+  sample's gold letter, or given as the ``answer`` option. Ties are broken by a draw
+  seeded by ``seed``. On a question whose options lack that letter it answers the next
+  most common one present. The counts and the letter are recorded in the run's model
+  description. Learning from the evaluated dataset is the usual definition of a
+  majority-class baseline: it is an upper bound of what answering by letter
+  frequency alone can reach, not a model that could be deployed.
+
+Whether a question takes one answer or several is read from the prompt: the answer
+format sentence of the built-in templates (``format/single``: "Exactly one option is
+correct", ``format/multi``: "One or more options are correct"). For prompts without
+it, the ``answers`` option (``single`` or ``multi``) says which; ``auto`` (default)
+refuses such prompts rather than guess.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..._util.errors import ConfigError, ModelError
 from ..._util.hashing import stable_hash
@@ -37,6 +55,11 @@ DEFAULT_RANKING = "CABDE"
 _OPTIONS_HEADER = re.compile(r"^Options:\s*$", re.M)
 _OPTION_LINE = re.compile(r"([A-Za-z])[.)]\s")
 _MOST_FREQUENT = re.compile(r"most-frequent-([1-9][0-9]*)")
+SINGLE_MARK = "Exactly one option is correct"
+"""The start of the ``format/single`` prompt template: the question takes one answer."""
+MULTI_MARK = "One or more options are correct"
+"""The start of the ``format/multi`` prompt template: the question takes one or more answers."""
+Answers = Literal["auto", "single", "multi"]
 
 
 def prompt_options(messages: Sequence[ChatMessage]) -> list[str]:
@@ -56,6 +79,36 @@ def prompt_options(messages: Sequence[ChatMessage]) -> list[str]:
     return letters
 
 
+def answer_kind(messages: Sequence[ChatMessage], answers: Answers = "auto") -> Literal["single", "multi"]:
+    """Whether the question in ``messages`` takes one answer or several (see the module docstring)."""
+    if answers != "auto":
+        return answers
+    prompts = [message.content for message in messages if message.role == "user"]
+    last = prompts[-1] if prompts else ""
+    single, multi = last.rfind(SINGLE_MARK), last.rfind(MULTI_MARK)
+    if single == multi == -1:
+        raise ModelError(
+            "baseline models need the prompt's answer format sentence "
+            f"('{SINGLE_MARK}' or '{MULTI_MARK}'), or the option answers=single|multi"
+        )
+    return "single" if single > multi else "multi"
+
+
+def gold_counts(task: str) -> Counter[str]:
+    """How often each letter is the gold answer in ``task``'s dataset (default task arguments).
+
+    Raises ``ConfigError`` for a multi-answer task (a sample with several gold letters).
+    """
+    from ...tasks import create_task
+
+    counts: Counter[str] = Counter()
+    for sample in create_task(task).dataset:
+        if len(sample.targets) != 1:
+            raise ConfigError("task", f"baseline/majority is for single-answer tasks; '{task}' has several answers")
+        counts[sample.targets[0]] += 1
+    return counts
+
+
 class BaselineModel(ModelAPI):
     """A baseline answering from the option letters alone (see the module docstring)."""
 
@@ -69,17 +122,33 @@ class BaselineModel(ModelAPI):
         ranking: str = DEFAULT_RANKING,
         min_options: int = 1,
         max_options: int = 3,
+        answers: Answers = "auto",
+        counts: dict[str, int] | None = None,
+        task: str | None = None,
     ) -> None:
-        if kind not in ("first-option", "random") and not _MOST_FREQUENT.fullmatch(kind):
-            raise ConfigError("model", f"unknown baseline '{kind}' (known: first-option, most-frequent-K, random)")
+        if kind not in ("first-option", "random", "majority") and not _MOST_FREQUENT.fullmatch(kind):
+            raise ConfigError(
+                "model", f"unknown baseline '{kind}' (known: first-option, majority, most-frequent-K, random)"
+            )
         if not 1 <= min_options <= max_options:
             raise ConfigError("min_options", f"need 1 <= min_options <= max_options, got {min_options}, {max_options}")
+        if answers not in ("auto", "single", "multi"):
+            raise ConfigError("answers", f"must be auto, single or multi, not {answers!r}")
         self.kind = kind
         self.name = f"baseline/{kind}"
         self.seed = seed
         self.ranking = ranking
         self.min_options = min_options
         self.max_options = max_options
+        self.answers: Answers = answers
+        self.task = task
+        self.counts = dict(counts or {})
+        if kind == "majority":
+            if not self.counts:
+                raise ConfigError("task", "baseline/majority needs the option task=NAME (or answer=LETTER)")
+            # most common first; ties in a seeded random order, so no letter is favoured by its name
+            tie_break = random.Random(seed).sample(sorted(self.counts), len(self.counts))
+            self.ranking = "".join(sorted(tie_break, key=lambda letter: -self.counts[letter]))
 
     def describe(self) -> dict[str, Any]:
         """The baseline and the options that change its answers."""
@@ -88,6 +157,10 @@ class BaselineModel(ModelAPI):
             described.update(seed=self.seed, min_options=self.min_options, max_options=self.max_options)
         elif self.kind.startswith("most-frequent"):
             described["ranking"] = self.ranking
+        elif self.kind == "majority":
+            described.update(task=self.task, counts=self.counts, seed=self.seed, answer=self.ranking[0])
+        if self.answers != "auto":
+            described["answers"] = self.answers
         return described
 
     def choose(self, letters: Sequence[str], messages: Sequence[ChatMessage], seed: int) -> list[str]:
@@ -97,10 +170,17 @@ class BaselineModel(ModelAPI):
         if self.kind == "random":
             key = stable_hash([seed, [message.model_dump() for message in messages]], 16)
             rng = random.Random(int(key, 16))
+            if answer_kind(messages, self.answers) == "single":
+                return [rng.choice(list(letters))]
             count = rng.randint(min(self.min_options, len(letters)), min(self.max_options, len(letters)))
             drawn = set(rng.sample(list(letters), count))
             return [letter for letter in letters if letter in drawn]
-        wanted = int(self.kind.rsplit("-", 1)[1])
+        if self.kind == "majority":
+            if answer_kind(messages, self.answers) == "multi":
+                raise ModelError("baseline/majority answers single-answer questions; use most-frequent-K for these")
+            wanted = 1
+        else:
+            wanted = int(self.kind.rsplit("-", 1)[1])
         by_case = {letter.upper(): letter for letter in letters}
         ranked = [by_case[letter] for letter in self.ranking.upper() if letter in by_case]
         chosen = set((ranked + [letter for letter in letters if letter not in ranked])[:wanted])
@@ -123,12 +203,16 @@ def _int_option(options: dict[str, object], name: str, default: int) -> int:
         raise ConfigError(name, f"must be an integer, not {value!r}") from None
 
 
+_KNOWN_OPTIONS = "answer, answers, max_options, min_options, ranking, seed, task"
+
+
 @modelapi("baseline")
 def baseline(name: str, **options: object) -> ModelAPI:
-    """``baseline/first-option``, ``baseline/most-frequent-K`` or ``baseline/random``.
+    """``baseline/first-option``, ``baseline/majority``, ``baseline/most-frequent-K`` or ``baseline/random``.
 
-    Options: ``seed`` (random), ``min_options``/``max_options`` (random),
-    ``ranking`` (most-frequent-K, letters most frequent first).
+    Options: ``seed`` (random; majority's tie-break), ``min_options``/``max_options``
+    (random, multi-answer questions), ``ranking`` (most-frequent-K, letters most frequent
+    first), ``task`` or ``answer`` (majority), ``answers`` (``auto``, ``single``, ``multi``).
     """
     seed = _int_option(options, "seed", 0)
     low = _int_option(options, "min_options", 1)
@@ -136,8 +220,33 @@ def baseline(name: str, **options: object) -> ModelAPI:
     ranking = options.pop("ranking", DEFAULT_RANKING)
     if not isinstance(ranking, str) or not ranking.isalpha():
         raise ConfigError("ranking", f"must be option letters, most frequent first, not {ranking!r}")
+    answers = options.pop("answers", "auto")
+    if answers not in ("auto", "single", "multi"):
+        raise ConfigError("answers", f"must be auto, single or multi, not {answers!r}")
+    task, answer = options.pop("task", None), options.pop("answer", None)
+    counts: dict[str, int] | None = None
+    if name == "majority":
+        if (task is None) == (answer is None):
+            raise ConfigError("task", "baseline/majority needs exactly one of the options task=NAME and answer=LETTER")
+        if answer is not None:
+            if not isinstance(answer, str) or len(answer) != 1 or not answer.isalpha():
+                raise ConfigError("answer", f"must be one option letter, not {answer!r}")
+            counts = {answer: 1}
+        else:
+            if not isinstance(task, str):
+                raise ConfigError("task", f"must be a task name, not {task!r}")
+            counts = dict(gold_counts(task))
+    elif task is not None or answer is not None:
+        raise ConfigError("task" if task is not None else "answer", "only baseline/majority takes this option")
     if options:
-        raise ConfigError(
-            sorted(options)[0], "unknown option of baseline models (known: seed, ranking, min_options, max_options)"
-        )
-    return BaselineModel(name, seed=seed, ranking=ranking, min_options=low, max_options=high)
+        raise ConfigError(sorted(options)[0], f"unknown option of baseline models (known: {_KNOWN_OPTIONS})")
+    return BaselineModel(
+        name,
+        seed=seed,
+        ranking=ranking,
+        min_options=low,
+        max_options=high,
+        answers="single" if answers == "single" else "multi" if answers == "multi" else "auto",
+        counts=counts,
+        task=task if isinstance(task, str) else None,
+    )

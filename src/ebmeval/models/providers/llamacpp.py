@@ -1,8 +1,13 @@
-"""Local GGUF models run in-process by llama.cpp, through ``xllamacpp``.
+"""Local GGUF models run by llama.cpp: in-process through ``xllamacpp``, or by a native build.
 
 ``local`` is the bundled default model, ``local:smollm2`` the small one used by tests,
 ``local:/path/model.gguf`` any GGUF file. The weights are loaded on the first call, not
 when the model is created.
+
+Two engines run them. ``xllamacpp`` is the prebuilt wheel: nothing to compile, but built
+for a common instruction set. ``native`` is a ``llama-server`` compiled for this CPU by
+``ebmeval engine build``; once built (and verified) it is used automatically, and
+``engine=xllamacpp`` or ``engine=native`` chooses explicitly.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import httpx
 
 from ..._util.errors import ConfigError, MissingDependencyError, ModelError
 from .._api import ModelAPI, modelapi
+from .._engine import NativeEngine, load_native_engine, start_native_server
 from .._local_files import LocalModelFile, resolve_local_model
 from .._types import ChatMessage, GenerateConfig, ModelOutput
 from .openai_compatible import (
@@ -96,6 +102,79 @@ def start_llama_server(
         raise ModelError(f"llama.cpp could not load the model file {path} ({exc})") from None
 
 
+ENGINES = ("xllamacpp", "native")
+"""Values of the ``engine`` option."""
+
+
+def select_engine(engine: object = None) -> NativeEngine | None:
+    """The native build to run, or ``None`` for ``xllamacpp``.
+
+    ``None`` (the default) picks the native build when one verified for this CPU is
+    installed, else ``xllamacpp``; ``"native"`` requires the build; ``"xllamacpp"`` never
+    uses it.
+
+    Raises:
+        ConfigError: ``engine`` is not one of :data:`ENGINES`, or ``"native"`` with no build here.
+    """
+    if engine is None:
+        return load_native_engine()
+    if engine not in ENGINES:
+        raise ConfigError("engine", f"expected one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "xllamacpp":
+        return None
+    native = load_native_engine()
+    if native is None:
+        raise ConfigError("engine", "no native llama.cpp build for this CPU; build one with: ebmeval engine build")
+    return native
+
+
+def start_server(
+    path: Path,
+    native: NativeEngine | None,
+    *,
+    n_ctx: int,
+    n_parallel: int = 1,
+    n_threads: int | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_key: str | None = None,
+    alias: str | None = None,
+) -> Any:
+    """Start ``path`` on the native build ``native``, or on ``xllamacpp`` when ``None``.
+
+    Either way the result has ``listening_address`` and ``handle_chat_completions(request)``.
+
+    Raises:
+        MissingDependencyError: ``xllamacpp`` is needed and not installed.
+        ModelError: llama.cpp could not load the file.
+    """
+    if native is None:
+        return start_llama_server(
+            path,
+            n_ctx=n_ctx,
+            n_parallel=n_parallel,
+            n_threads=n_threads,
+            host=host,
+            port=port,
+            api_key=api_key,
+            alias=alias,
+        )
+    try:
+        return start_native_server(
+            native.binary,
+            path,
+            n_ctx=n_ctx,
+            n_parallel=n_parallel,
+            n_threads=n_threads or available_cpus(),
+            host=host,
+            port=port,
+            api_key=api_key,
+            alias=alias,
+        )
+    except RuntimeError as exc:
+        raise ModelError(f"the native llama.cpp server could not load the model file {path} ({exc})") from None
+
+
 def context_window(file: LocalModelFile, n_ctx: object = None) -> int:
     """``n_ctx`` checked against the model's trained length, or the file's default when ``None``."""
     if n_ctx is None:
@@ -120,6 +199,7 @@ class LlamaCppModel(ModelAPI):
         n_ctx: int,
         n_parallel: int = 1,
         n_threads: int | None = None,
+        native: NativeEngine | None = None,
     ) -> None:
         """Prepare the model; nothing is loaded until the first call.
 
@@ -128,6 +208,7 @@ class LlamaCppModel(ModelAPI):
             n_ctx: Context window, in tokens, of each request.
             n_parallel: Requests decoded at once (each with its own ``n_ctx`` window).
             n_threads: CPU threads; all available cores by default.
+            native: The native build to run it on; ``xllamacpp`` when ``None``.
         """
         self.file = file
         self.name = f"llamacpp/{file.name}"
@@ -135,7 +216,8 @@ class LlamaCppModel(ModelAPI):
         self.context_length = n_ctx
         self.max_concurrency = n_parallel
         self.n_threads = n_threads or available_cpus()
-        self._engine = engine_version()
+        self.native = native
+        self._engine = f"xllamacpp {engine_version()}" if native is None else native.provenance()["engine"]
         self._server: Any = None
         self._lock = threading.Lock()
         # xllamacpp always listens on a loopback port (used here for tokenizing); the
@@ -144,15 +226,28 @@ class LlamaCppModel(ModelAPI):
         self._tokenize_client: httpx.Client | None = None
 
     def describe(self) -> dict[str, Any]:
-        """Name, file sha256 and engine version: each can change what is generated."""
-        return {"name": self.name, "sha256": self.file.sha256, "engine": f"xllamacpp {self._engine}"}
+        """The model's identity: name, file sha256, context window and engine.
+
+        The window decides how long inputs are cut; the engine (xllamacpp or a native build, and
+        its version) runs other kernels, whose floating-point sums may differ. Both can change a
+        reply, so both key the response cache and the run. Threads and slots do not.
+        """
+        return {"name": self.name, "sha256": self.file.sha256, "n_ctx": self.n_ctx, "engine": self._engine}
+
+    def provenance(self) -> dict[str, Any]:
+        """How the model is run: the engine (and, for a native build, its flags and CPU) and the settings."""
+        settings = {"n_ctx": self.n_ctx, "n_parallel": self.max_concurrency, "n_threads": self.n_threads}
+        if self.native is None:
+            return {"engine": self._engine, **settings}
+        return {**self.native.provenance(), **settings}
 
     def _loaded(self) -> tuple[Any, httpx.Client]:
         """The running server and a client of its tokenize endpoint, started on first use."""
         with self._lock:
             if self._server is None:
-                self._server = start_llama_server(
+                self._server = start_server(
                     self.file.path,
+                    self.native,
                     n_ctx=self.n_ctx,
                     n_parallel=self.max_concurrency,
                     n_threads=self.n_threads,
@@ -224,12 +319,14 @@ def local(name: str, **options: object) -> ModelAPI:
 
     Options: ``n_ctx`` (context window per request; 8192, or the model's trained length if
     shorter), ``n_parallel`` (requests decoded at once, 1), ``n_threads``
-    (all available cores).
+    (all available cores), ``engine`` (``xllamacpp`` or ``native``; the native build when
+    ``ebmeval engine build`` has made one for this CPU, else ``xllamacpp``).
     """
     file = resolve_local_model(name)
     n_ctx = context_window(file, options.pop("n_ctx", None))
     n_parallel = int_option("n_parallel", options.pop("n_parallel", 1), minimum=1)
     threads = options.pop("n_threads", None)
     n_threads = None if threads is None else int_option("n_threads", threads, minimum=1)
-    reject_unknown("local", options, ["n_ctx", "n_parallel", "n_threads"])
-    return LlamaCppModel(file, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads)
+    native = select_engine(options.pop("engine", None))
+    reject_unknown("local", options, ["n_ctx", "n_parallel", "n_threads", "engine"])
+    return LlamaCppModel(file, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads, native=native)

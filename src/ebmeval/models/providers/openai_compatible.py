@@ -12,6 +12,7 @@ provider, which returns the same format.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import os
@@ -26,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import httpx
 
 from ..._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
 from .._api import ModelAPI, modelapi
@@ -42,18 +44,28 @@ class MalformedResponseError(ValueError):
     """A response that is not a usable chat completion."""
 
 
-def chat_request(messages: Sequence[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
+def chat_request(
+    messages: Sequence[ChatMessage],
+    config: GenerateConfig,
+    *,
+    max_tokens_field: str = "max_tokens",
+    omit_temperature: bool = False,
+) -> dict[str, Any]:
     """The body of a chat-completions request, without the ``model`` field.
 
-    Settings left at ``None`` are not sent, so the server's defaults apply.
+    Settings left at ``None`` are not sent, so the server's defaults apply. Reasoning models
+    that refuse ``max_tokens`` and a temperature (o-series, gpt-oss on some gateways) take
+    ``max_tokens_field="max_completion_tokens"`` and ``omit_temperature``.
     """
     body: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in messages]}
-    if config.temperature is not None:
+    if config.temperature is not None and not omit_temperature:
         body["temperature"] = config.temperature
     if config.top_p is not None:
         body["top_p"] = config.top_p
     if config.max_tokens is not None:
-        body["max_tokens"] = config.max_tokens
+        body[max_tokens_field] = config.max_tokens
+    if config.reasoning_effort is not None:
+        body["reasoning_effort"] = config.reasoning_effort
     if config.stop:
         body["stop"] = list(config.stop)
     if config.seed is not None:
@@ -198,6 +210,10 @@ class OpenAICompatibleModel(ModelAPI):
         max_concurrency: int = 16,
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        context_length: int | None = None,
+        max_tokens_field: str = "max_tokens",
+        omit_temperature: bool = False,
+        reasoning: bool = False,
     ) -> None:
         """Create the provider; nothing is sent until the first call.
 
@@ -209,6 +225,11 @@ class OpenAICompatibleModel(ModelAPI):
             timeout: Seconds per request (connecting, sending and reading the whole answer)
                 unless ``GenerateConfig.timeout`` says otherwise.
             retry: Retry policy for transient failures.
+            context_length: The model's context window in tokens; unset, it is read from the
+                server's ``/models`` listing where the server reports one.
+            max_tokens_field: ``max_tokens``, or ``max_completion_tokens`` for servers that want it.
+            omit_temperature: Send no temperature (for models that accept only their default).
+            reasoning: The model thinks before answering: tasks give its replies room for the trace.
         """
         if not base_url.startswith(("http://", "https://")):
             raise ConfigError("base_url", f"must start with http:// or https://, got {base_url!r}")
@@ -219,6 +240,13 @@ class OpenAICompatibleModel(ModelAPI):
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
+        self.context_length = context_length
+        self._window_option = context_length
+        self.max_tokens_field = max_tokens_field
+        self.omit_temperature = omit_temperature
+        self.reasoning = reasoning
+        self._tokenizer: tuple[str, str] | None = None
+        self._token_counts: dict[str, int] = {}
         self._api_key = os.environ.get(api_key_env) or None
         self._http_state: _LoopSession | None = None
         self._proxy: str | None = None
@@ -227,8 +255,61 @@ class OpenAICompatibleModel(ModelAPI):
         self._rng = random.Random()
 
     def describe(self) -> dict[str, Any]:
-        """The model name and the server, since one name can mean different models on different servers."""
-        return {"name": self.name, "base_url": self.base_url}
+        """The model name, the server and the options that change what comes back.
+
+        One name can mean different models on different servers. A window read from the
+        server (:meth:`prepare`) is the server's, so only a window given as an option counts.
+        """
+        described: dict[str, Any] = {"name": self.name, "base_url": self.base_url}
+        if self._window_option is not None:
+            described["context_length"] = self._window_option
+        if self.max_tokens_field != "max_tokens" or self.omit_temperature or self.reasoning:
+            described.update(
+                max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature, reasoning=self.reasoning
+            )
+        return described
+
+    async def prepare(self) -> None:
+        """Read the context window from ``/models`` (unless given) and find a tokenizer endpoint.
+
+        ``/models`` entries report the window as ``max_model_len`` (vLLM), ``context_length`` or
+        ``context_window`` (gateways), or ``meta.n_ctx_train`` (llama.cpp). The tokenizer is
+        ``POST /tokenize`` beside the API root: vLLM's (``{"model", "prompt"}`` → ``count``) or
+        llama.cpp's (``{"content"}`` → ``tokens``). Servers without either keep the estimate.
+        """
+        session, _slots = await self._http()
+        timeout = aiohttp.ClientTimeout(total=10)
+        if self.context_length is None:
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
+                async with session.get(f"{self.base_url}/models", timeout=timeout, proxy=self._proxy) as response:
+                    listing = json.loads(await response.read()) if response.status == 200 else {}
+                self.context_length = _reported_window(listing, self.model)
+        root = re.sub(r"/v1$", "", self.base_url)
+        for style, body in (("vllm", {"model": self.model, "prompt": "a b"}), ("llama.cpp", {"content": "a b"})):
+            with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
+                async with session.post(f"{root}/tokenize", json=body, timeout=timeout, proxy=self._proxy) as response:
+                    reply = json.loads(await response.read()) if response.status == 200 else {}
+                if isinstance(reply, dict) and ("count" in reply or isinstance(reply.get("tokens"), list)):
+                    self._tokenizer = (f"{root}/tokenize", style)
+                    return
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes, from the server's tokenizer when :meth:`prepare` found one, else estimated."""
+        if self._tokenizer is None:
+            return super().count_tokens(text)
+        if text not in self._token_counts:
+            url, style = self._tokenizer
+            body = {"model": self.model, "prompt": text} if style == "vllm" else {"content": text}
+            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+            try:
+                reply = httpx.post(url, json=body, headers=headers, timeout=30.0).json()
+                count = int(reply["count"]) if "count" in reply else len(reply["tokens"])
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                raise ModelError(f"{self.name}: tokenizing at {url} failed: {exc}") from None
+            if len(self._token_counts) > 4096:
+                self._token_counts.clear()
+            self._token_counts[text] = count
+        return self._token_counts[text]
 
     async def _http(self) -> tuple[aiohttp.ClientSession, asyncio.Semaphore]:
         # Pooled connections belong to the event loop that opened them; a model reused
@@ -256,7 +337,10 @@ class OpenAICompatibleModel(ModelAPI):
         """
         session, slots = await self._http()
         url = f"{self.base_url}/chat/completions"
-        data = json.dumps({"model": self.model, **chat_request(messages, config)}).encode()
+        request = chat_request(
+            messages, config, max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature
+        )
+        data = json.dumps({"model": self.model, **request}).encode()
         seconds = config.timeout or self.timeout
         timeout = aiohttp.ClientTimeout(total=seconds, connect=min(seconds, _CONNECT_TIMEOUT))
         attempts = self.retry.max_retries + 1
@@ -314,7 +398,7 @@ class OpenAICompatibleModel(ModelAPI):
                 f"at {self.base_url}/chat/completions (HTTP 404: {message}). {listing} "
                 "The base URL usually ends in /v1."
             )
-        hint = ""
+        hint = _option_hint(message)
         if status in (401, 403):
             hint = f" Check the API key in ${self.api_key_env}" + ("" if self._api_key else " (it is not set)") + "."
         return ModelError(f"{self.name} at {self.base_url}: HTTP {status}: {message}.{hint}")
@@ -373,6 +457,40 @@ def _response_message(response: aiohttp.ClientResponse, body: bytes) -> str:
     return text if len(text) <= 500 else text[:499] + "…"
 
 
+def _reported_window(listing: Any, model: str) -> int | None:
+    """The context window a ``/models`` listing reports for ``model`` (or its only model), if any."""
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(entries, list):
+        return None
+    chosen = [e for e in entries if isinstance(e, dict) and e.get("id") == model] or (
+        entries if len(entries) == 1 else []
+    )
+    for entry in chosen:
+        if not isinstance(entry, dict):
+            continue
+        meta = entry.get("meta")
+        meta = meta if isinstance(meta, dict) else {}
+        for value in (entry.get("max_model_len"), entry.get("context_length"), entry.get("context_window")):
+            if isinstance(value, int) and value > 0:
+                return value
+        for value in (meta.get("n_ctx"), meta.get("n_ctx_train")):
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def _option_hint(message: str) -> str:
+    """The provider option a refusing server's message points to, as a hint for the user."""
+    lowered = message.lower()
+    if "max_completion_tokens" in lowered or ("max_tokens" in lowered and "not supported" in lowered):
+        return " This model takes max_completion_tokens: --model-arg max_tokens_field=max_completion_tokens."
+    if "temperature" in lowered and ("unsupported" in lowered or "not support" in lowered or "default" in lowered):
+        return " This model accepts only its default temperature: --model-arg omit_temperature=true."
+    if "context length" in lowered or "context_length" in lowered or "maximum context" in lowered:
+        return " Give the model's window with --model-arg context_length=N so long inputs are fitted to it."
+    return ""
+
+
 def _describe(exc: Exception) -> str:
     return str(exc) or type(exc).__name__
 
@@ -398,6 +516,18 @@ def float_option(field: str, value: object, *, minimum: float) -> float:
     return float(value)
 
 
+def bool_option(field: str, value: object) -> bool:
+    """A yes/no provider option (``true``/``false``, ``yes``/``no``, ``1``/``0`` as text too)."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower()
+    if word in ("true", "yes", "1", "on"):
+        return True
+    if word in ("false", "no", "0", "off"):
+        return False
+    raise ConfigError(field, f"must be true or false, got {value!r}")
+
+
 def reject_unknown(provider: str, options: Mapping[str, object], known: Sequence[str]) -> None:
     """Raise ``ConfigError`` for the first option a provider does not take."""
     for key in options:
@@ -414,7 +544,10 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
 
     Options: ``base_url`` (instead of ``@<base_url>``), ``api_key_env`` (default
     ``OPENAI_API_KEY``; no key is fine for local servers), ``max_concurrency`` (16),
-    ``timeout`` (120 s), ``max_retries`` (6), ``backoff_base`` (1 s), ``backoff_cap`` (60 s).
+    ``timeout`` (120 s), ``max_retries`` (6), ``backoff_base`` (1 s), ``backoff_cap`` (60 s),
+    ``context_length`` (the window; default: what ``/models`` reports), ``max_tokens_field``
+    (``max_tokens`` or ``max_completion_tokens``), ``omit_temperature`` and ``reasoning``
+    (a thinking model: replies get room for the trace).
     """
     match = _SPEC.match(name)
     model, base_url = (match["model"], match["url"]) if match else (name, None)
@@ -434,10 +567,26 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
     )
     max_concurrency = int_option("max_concurrency", options.pop("max_concurrency", 16), minimum=1)
     timeout = float_option("timeout", options.pop("timeout", 120.0), minimum=0.001)
+    window = options.pop("context_length", None)
+    field = str(options.pop("max_tokens_field", "max_tokens"))
+    if field not in ("max_tokens", "max_completion_tokens"):
+        raise ConfigError("max_tokens_field", f"must be max_tokens or max_completion_tokens, not {field!r}")
     reject_unknown(
         "openai-compatible",
-        options,
-        ["base_url", "api_key_env", "max_concurrency", "timeout", "max_retries", "backoff_base", "backoff_cap"],
+        {k: v for k, v in options.items() if k not in ("omit_temperature", "reasoning")},
+        [
+            "base_url",
+            "api_key_env",
+            "max_concurrency",
+            "timeout",
+            "max_retries",
+            "backoff_base",
+            "backoff_cap",
+            "context_length",
+            "max_tokens_field",
+            "omit_temperature",
+            "reasoning",
+        ],
     )
     return OpenAICompatibleModel(
         model,
@@ -446,4 +595,8 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
         max_concurrency=max_concurrency,
         timeout=timeout,
         retry=retry,
+        context_length=None if window is None else int_option("context_length", window, minimum=64),
+        max_tokens_field=field,
+        omit_temperature=bool_option("omit_temperature", options.get("omit_temperature", False)),
+        reasoning=bool_option("reasoning", options.get("reasoning", False)),
     )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ..._util.errors import DataError
 from ..._util.registry import Registry
+from ...tables import Column, Table
 from ...tasks import Document
 from ..corpus import (
     bioasq_snippets,
@@ -290,12 +291,24 @@ def evaluate_retrieval(
 
 def retrieval_table(
     reports: Sequence[RetrievalReport], metrics: Sequence[str] = ("recall@1", "recall@10", "ndcg@10", "mrr")
-) -> str:
-    """A Markdown table with one row per report: benchmark, retriever, sizes and ``metrics``."""
-    header = ["benchmark", "retriever", "queries", "documents", *metrics]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+) -> Table:
+    """One row per report: benchmark, retriever, numbers of queries and documents, and ``metrics``."""
+    table = Table(
+        "Retrieval",
+        [
+            "benchmark",
+            "retriever",
+            Column("queries", "number"),
+            Column("documents", "number"),
+            *[Column(m, "number") for m in metrics],
+        ],
+    )
     for report in reports:
-        cells = [report.benchmark, report.retriever, str(report.n_queries), str(report.n_documents)]
-        cells += [f"{report.metrics[m]:.3f}" for m in metrics]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        table.add(
+            report.benchmark,
+            report.retriever,
+            report.n_queries,
+            report.n_documents,
+            *[report.metrics[m] for m in metrics],
+        )
+    return table

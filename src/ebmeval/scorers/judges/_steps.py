@@ -68,7 +68,8 @@ class StepsWithReference:
     Args:
         prompt: Prompt variant, ``p1`` (default) … ``p5`` (see ``STEP_PROMPTS``).
         steps_key: Sample metadata key of the expert steps.
-        max_tokens: Reply budget per verdict.
+        max_tokens: Reply budget per verdict (at least ``THINKING_BUDGET`` for a thinking judge).
+        temperature: Sampling temperature of the judge (0: greedy, reproducible).
         name: Scorer name; default ``judge/steps-with-reference``, with ``@<prompt>`` for other variants.
         role: Model role of the judge.
     """
@@ -81,6 +82,7 @@ class StepsWithReference:
         *,
         steps_key: str = "scoring_points",
         max_tokens: int = STEP_MAX_TOKENS,
+        temperature: float = 0.0,
         name: str | None = None,
         role: str = "judge",
     ) -> None:
@@ -91,7 +93,7 @@ class StepsWithReference:
         self.name = name or ("judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}"))
         self.steps_key = steps_key
         self.role = role
-        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""
@@ -129,13 +131,14 @@ class StepsWithReferenceSingle:
         *,
         steps_key: str = "scoring_points",
         max_tokens: int = LIST_MAX_TOKENS,
+        temperature: float = 0.0,
         name: str = "judge/steps-with-reference-single",
         role: str = "judge",
     ) -> None:
         self.name = name
         self.steps_key = steps_key
         self.role = role
-        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge all expert steps in one call."""
@@ -173,12 +176,13 @@ class StepsWithoutReference:
         self,
         *,
         max_tokens: int = LIST_MAX_TOKENS,
+        temperature: float = 0.0,
         name: str = "judge/steps-without-reference",
         role: str = "judge",
     ) -> None:
         self.name = name
         self.role = role
-        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Ask for the required and covered step counts."""
@@ -231,21 +235,25 @@ def _verdict_score(name: str, ctx: SampleContext, verdicts: list[dict[str, Any]]
 
 @scorer("judge/steps-with-reference")
 def steps_with_reference(
-    prompt: str = "p1", steps_key: str = "scoring_points", max_tokens: int = STEP_MAX_TOKENS, name: str | None = None
+    prompt: str = "p1",
+    steps_key: str = "scoring_points",
+    max_tokens: int = STEP_MAX_TOKENS,
+    name: str | None = None,
+    temperature: float = 0.0,
 ) -> StepsWithReference:
     """Per-step judge against the expert steps (:class:`StepsWithReference`)."""
-    return StepsWithReference(prompt, steps_key=steps_key, max_tokens=max_tokens, name=name)
+    return StepsWithReference(prompt, steps_key=steps_key, max_tokens=max_tokens, name=name, temperature=temperature)
 
 
 @scorer("judge/steps-with-reference-single")
 def steps_with_reference_single(
-    steps_key: str = "scoring_points", max_tokens: int = LIST_MAX_TOKENS
+    steps_key: str = "scoring_points", max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0
 ) -> StepsWithReferenceSingle:
     """All expert steps judged in one call (:class:`StepsWithReferenceSingle`)."""
-    return StepsWithReferenceSingle(steps_key=steps_key, max_tokens=max_tokens)
+    return StepsWithReferenceSingle(steps_key=steps_key, max_tokens=max_tokens, temperature=temperature)
 
 
 @scorer("judge/steps-without-reference")
-def steps_without_reference(max_tokens: int = LIST_MAX_TOKENS) -> StepsWithoutReference:
+def steps_without_reference(max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0) -> StepsWithoutReference:
     """Judge-estimated step coverage without expert steps (:class:`StepsWithoutReference`)."""
-    return StepsWithoutReference(max_tokens=max_tokens)
+    return StepsWithoutReference(max_tokens=max_tokens, temperature=temperature)

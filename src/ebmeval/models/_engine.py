@@ -1,0 +1,559 @@
+"""A llama.cpp server compiled on this machine for this CPU: the ``native`` local engine.
+
+The prebuilt ``xllamacpp`` wheel targets a common instruction set (AVX2 on x86), so a CPU
+with AVX-512, VNNI or AMX runs below its speed. ``build_native_engine`` compiles
+llama.cpp's ``llama-server`` once with ``GGML_NATIVE=ON`` (``-march=native``) from the
+llama.cpp tree inside the ``llama-cpp-python`` sdist on PyPI, checks that it answers a
+chat request with the bundled SmolLM2 model, and records what it built in
+``<cache>/engines/native/engine.json``. ``load_native_engine`` finds that build again,
+but only for the CPU it was built on. ``start_native_server`` runs the binary as a child
+process on a loopback port; the object it returns answers chat requests like an
+``xllamacpp.Server`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from .._util.errors import EbmevalError
+from ._cache import default_cache_dir
+
+SOURCE_PACKAGE = "llama-cpp-python"
+SOURCE_VERSION = "0.3.36"
+"""The ``llama-cpp-python`` sdist whose vendored llama.cpp tree is compiled (pinned, so a build is repeatable)."""
+
+CMAKE_OPTIONS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DGGML_NATIVE=ON",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_TOOLS=ON",
+    "-DLLAMA_BUILD_SERVER=ON",
+    "-DLLAMA_BUILD_UI=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",
+    "-DLLAMA_OPENSSL=OFF",
+    "-DLLAMA_CURL=OFF",
+)
+"""Options of the one configuration built: native instructions, a static server, nothing downloaded."""
+
+CPU_FEATURES = (
+    "sse3",
+    "ssse3",
+    "avx",
+    "avx2",
+    "f16c",
+    "fma",
+    "bmi2",
+    "avx_vnni",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_vbmi",
+    "amx_tile",
+    "amx_int8",
+    "amx_bf16",
+)
+"""The x86 feature flags (as ``/proc/cpuinfo`` names them) that llama.cpp's CPU kernels use."""
+
+PREBUILT_FEATURES = ("sse3", "ssse3", "avx", "avx2", "f16c", "fma", "bmi2")
+"""What the prebuilt ``xllamacpp`` wheel is compiled for (its ``get_system_info()``)."""
+
+_LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+class EngineBuildError(EbmevalError):
+    """Compiling or verifying the native engine failed; the message names the log to read."""
+
+
+@dataclass(frozen=True)
+class NativeEngine:
+    """A verified ``llama-server`` build and what it was built from."""
+
+    binary: Path
+    llama_cpp_version: str
+    """What ``llama-server --version`` says, e.g. ``1 (1a2b3c4)``."""
+    source: str
+    """The sdist the llama.cpp tree came from, e.g. ``llama-cpp-python 0.3.36``."""
+    cmake_options: tuple[str, ...]
+    cpu_features: tuple[str, ...]
+    """Features of the CPU it was built on; the build is used only on a CPU with the same."""
+    machine: str
+    system_info: str
+    """llama.cpp's own account of the instructions compiled in (its ``system_info`` line)."""
+    build_seconds: float
+    built_at: str
+    verified_reply: str = field(default="")
+    """What the bundled SmolLM2 model answered when the build was checked."""
+
+    def provenance(self) -> dict[str, Any]:
+        """What a run records about the engine: version, source, flags and CPU."""
+        return {
+            "engine": f"llama.cpp native {self.llama_cpp_version}",
+            "source": self.source,
+            "cmake_options": list(self.cmake_options),
+            "cpu_features": list(self.cpu_features),
+            "system_info": self.system_info,
+        }
+
+
+def engines_dir() -> Path:
+    """``<cache>/engines``: where compiled engines live."""
+    return default_cache_dir() / "engines"
+
+
+def native_dir() -> Path:
+    """The installed native build: ``llama-server`` and its ``engine.json``."""
+    return engines_dir() / "native"
+
+
+def cpu_features(cpuinfo: str | None = None) -> tuple[str, ...]:
+    """The :data:`CPU_FEATURES` this CPU has, in that order (empty where ``/proc/cpuinfo`` is absent).
+
+    Args:
+        cpuinfo: Text of ``/proc/cpuinfo``; read from the system when ``None``.
+    """
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ()
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "flags":
+            flags = set(value.split())
+            break
+    # /proc/cpuinfo spells SSE3 "pni".
+    if "pni" in flags:
+        flags.add("sse3")
+    return tuple(name for name in CPU_FEATURES if name in flags)
+
+
+def features_beyond_prebuilt(features: Sequence[str]) -> tuple[str, ...]:
+    """The ``features`` the prebuilt wheel does not use; a native build can only gain where there are some."""
+    return tuple(name for name in features if name not in PREBUILT_FEATURES)
+
+
+def load_native_engine(directory: Path | None = None, *, features: Sequence[str] | None = None) -> NativeEngine | None:
+    """The native build recorded in ``directory``, or ``None`` if it cannot run here.
+
+    ``None`` when there is no record, the binary is missing or not executable, or it was
+    built on a CPU with other features (``-march=native`` code may not run elsewhere).
+
+    Args:
+        directory: Where the build is installed; :func:`native_dir` when ``None``.
+        features: This CPU's features; read from the system when ``None``.
+    """
+    directory = directory if directory is not None else native_dir()
+    try:
+        record = json.loads((directory / "engine.json").read_text(encoding="utf-8"))
+        engine = NativeEngine(
+            binary=directory / "llama-server",
+            llama_cpp_version=str(record["llama_cpp_version"]),
+            source=str(record["source"]),
+            cmake_options=tuple(record["cmake_options"]),
+            cpu_features=tuple(record["cpu_features"]),
+            machine=str(record["machine"]),
+            system_info=str(record["system_info"]),
+            build_seconds=float(record["build_seconds"]),
+            built_at=str(record["built_at"]),
+            verified_reply=str(record.get("verified_reply", "")),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    here = tuple(features) if features is not None else cpu_features()
+    if engine.cpu_features != here or engine.machine != platform.machine():
+        return None
+    if not os.access(engine.binary, os.X_OK):
+        return None
+    return engine
+
+
+def configure_command(source: Path, build: Path) -> list[str]:
+    """The ``cmake`` line that configures ``build`` from the llama.cpp tree at ``source``."""
+    return ["cmake", "-S", str(source), "-B", str(build), *CMAKE_OPTIONS]
+
+
+def compile_command(build: Path, jobs: int) -> list[str]:
+    """The ``cmake`` line that compiles only the ``llama-server`` target with ``jobs`` processes."""
+    return ["cmake", "--build", str(build), "--target", "llama-server", "-j", str(jobs)]
+
+
+def download_command(dest: Path, version: str = SOURCE_VERSION) -> list[str]:
+    """The ``pip`` line that fetches the ``llama-cpp-python`` sdist (no wheel, no dependencies) into ``dest``."""
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        f"{SOURCE_PACKAGE}=={version}",
+        "-d",
+        str(dest),
+    ]
+
+
+Runner = Callable[[list[str], IO[str]], None]
+"""Runs one command line, its output going to the given log; raises ``EngineBuildError`` on failure."""
+
+
+def run_logged(command: list[str], log: IO[str]) -> None:
+    """Run ``command`` with stdout and stderr appended to ``log``.
+
+    Raises:
+        EngineBuildError: The program is missing or exited non-zero.
+    """
+    log.write(f"$ {' '.join(command)}\n")
+    log.flush()
+    try:
+        completed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=False)
+    except FileNotFoundError:
+        needs = "the native engine needs cmake and a C++ compiler"
+        raise EngineBuildError(f"{command[0]} is not installed; {needs}") from None
+    if completed.returncode != 0:
+        raise EngineBuildError(f"{' '.join(command[:3])} … failed with exit status {completed.returncode}")
+
+
+def extract_llama_cpp(archive: Path, dest: Path) -> Path:
+    """Unpack the sdist ``archive`` into ``dest``; return its ``vendor/llama.cpp`` tree.
+
+    Raises:
+        EngineBuildError: The archive holds no llama.cpp tree.
+    """
+    with tarfile.open(archive) as tar:
+        tar.extractall(dest, filter="data")
+    trees = sorted(dest.glob("*/vendor/llama.cpp/CMakeLists.txt"))
+    if not trees:
+        raise EngineBuildError(f"{archive.name} holds no vendor/llama.cpp tree")
+    return trees[0].parent
+
+
+def _reusable_build_dir(build: Path, source: Path) -> None:
+    """Remove ``build`` if it was configured from another source tree (cmake refuses to mix them)."""
+    cache = build / "CMakeCache.txt"
+    if not cache.exists():
+        return
+    for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("CMAKE_HOME_DIRECTORY:"):
+            if Path(line.partition("=")[2]) != source:
+                shutil.rmtree(build)
+            return
+
+
+def build_native_engine(
+    *,
+    archive: Path | None = None,
+    jobs: int | None = None,
+    keep_build: bool = False,
+    verify_model: Path | None = None,
+    run: Runner = run_logged,
+    verify: Callable[[Path, Path], tuple[str, str, str]] | None = None,
+    log_path: Path | None = None,
+) -> NativeEngine:
+    """Compile ``llama-server`` for this CPU, check it, and install it as the native engine.
+
+    The tree is unpacked and compiled under ``<cache>/engines/.build``; a build directory
+    left there by an earlier build (``keep_build``) is reused, so only what changed is
+    recompiled. The binary is installed only after it answered a chat request.
+
+    Args:
+        archive: A ``llama-cpp-python`` sdist already on disk; downloaded with pip when ``None``.
+        jobs: Compiler processes; all available cores when ``None``.
+        keep_build: Keep the unpacked tree and build directory for a faster rebuild.
+        verify_model: GGUF file the build is checked with; the bundled SmolLM2 when ``None``.
+        run: Runs each command line (a test double in unit tests).
+        verify: ``(binary, model) -> (version, system_info, reply)``; :func:`verify_binary` when ``None``.
+        log_path: Where the compiler's output goes; ``<cache>/engines/build.log`` when ``None``.
+
+    Raises:
+        EngineBuildError: A step failed; the message names the log.
+    """
+    from .providers.llamacpp import available_cpus
+
+    staging = engines_dir() / ".build"
+    staging.mkdir(parents=True, exist_ok=True)
+    log_path = log_path if log_path is not None else engines_dir() / "build.log"
+    jobs = jobs or available_cpus()
+    start = time.monotonic()
+    with log_path.open("w", encoding="utf-8") as log:
+        try:
+            with tempfile.TemporaryDirectory(dir=staging) as download:
+                if archive is None:
+                    run(download_command(Path(download)), log)
+                    found = sorted(Path(download).glob("llama_cpp_python-*.tar.gz"))
+                    if not found:
+                        raise EngineBuildError(f"pip downloaded no {SOURCE_PACKAGE} sdist")
+                    archive = found[0]
+                source = extract_llama_cpp(archive, staging)
+            build = staging / "build-native"
+            _reusable_build_dir(build, source)
+            run(configure_command(source, build), log)
+            run(compile_command(build, jobs), log)
+            built = build / "bin" / "llama-server"
+            if not built.exists():
+                raise EngineBuildError(f"the build produced no {built}")
+            build_seconds = time.monotonic() - start
+            model = verify_model if verify_model is not None else _smollm2()
+            version, system_info, reply = (verify or verify_binary)(built, model)
+        except EngineBuildError as exc:
+            raise EngineBuildError(f"{exc} (see {log_path})") from None
+    engine = NativeEngine(
+        binary=native_dir() / "llama-server",
+        llama_cpp_version=version,
+        source=f"{SOURCE_PACKAGE} {archive.name.removeprefix('llama_cpp_python-').removesuffix('.tar.gz')}",
+        cmake_options=CMAKE_OPTIONS,
+        cpu_features=cpu_features(),
+        machine=platform.machine(),
+        system_info=system_info,
+        build_seconds=round(build_seconds, 1),
+        built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        verified_reply=reply,
+    )
+    _install(built, engine)
+    if not keep_build:
+        shutil.rmtree(staging, ignore_errors=True)
+    return engine
+
+
+def _smollm2() -> Path:
+    from ._local_files import smollm2_path
+
+    return smollm2_path()
+
+
+def _install(built: Path, engine: NativeEngine) -> None:
+    """Copy the binary beside its record, replacing any earlier build atomically."""
+    final = native_dir()
+    staged = final.with_name(f".native-{secrets.token_hex(4)}")
+    staged.mkdir(parents=True)
+    shutil.copy2(built, staged / "llama-server")
+    record = {k: v for k, v in asdict(engine).items() if k != "binary"}
+    (staged / "engine.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    if final.exists():
+        old = final.with_name(f".old-{secrets.token_hex(4)}")
+        final.rename(old)
+        staged.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        staged.rename(final)
+
+
+def binary_version(binary: Path) -> str:
+    """What ``binary --version`` reports, e.g. ``1 (1a2b3c4)``.
+
+    Raises:
+        EngineBuildError: The binary does not run.
+    """
+    try:
+        completed = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineBuildError(f"{binary} does not run: {exc}") from None
+    text = completed.stdout + completed.stderr
+    match = re.search(r"version:\s*(.+)", text)
+    if completed.returncode != 0 or match is None:
+        raise EngineBuildError(f"{binary} --version failed: {text.strip()[-500:]}")
+    return match.group(1).strip()
+
+
+def verify_binary(binary: Path, model: Path) -> tuple[str, str, str]:
+    """Run ``binary`` on ``model`` and ask for a short greedy reply.
+
+    Returns:
+        The version, llama.cpp's ``system_info`` line, and the reply text.
+
+    Raises:
+        EngineBuildError: The binary did not start, or answered with no text.
+    """
+    version = binary_version(binary)
+    try:
+        # Trace verbosity makes llama.cpp log its system_info line (the instructions compiled in).
+        server = start_native_server(
+            binary, model, n_ctx=512, n_threads=1, startup_timeout=120, extra_args=("--verbosity", "4")
+        )
+    except RuntimeError as exc:
+        raise EngineBuildError(f"the built server did not start: {exc}") from None
+    try:
+        data = server.handle_chat_completions(
+            {
+                "messages": [{"role": "user", "content": "What is the capital of France?"}],
+                "max_tokens": 8,
+                "temperature": 0.0,
+                "seed": 1,
+            }
+        )
+        system_info = server.system_info()
+    finally:
+        server.close()
+    try:
+        reply = str(data["choices"][0]["message"]["content"])
+    except (KeyError, IndexError, TypeError):
+        raise EngineBuildError(f"the built server answered without a reply: {str(data)[:500]}") from None
+    if not reply.strip():
+        raise EngineBuildError("the built server answered with empty text")
+    return version, system_info, reply
+
+
+class NativeServer:
+    """A running ``llama-server`` child process, used like an ``xllamacpp.Server``.
+
+    Dropping the last reference stops the process (as dropping an ``xllamacpp.Server``
+    frees the model), so calls still running keep it alive until they return.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], log: IO[str], address: str, api_key: str | None) -> None:
+        self._process = process
+        self._log = log
+        self.listening_address = address
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=address, headers=headers, timeout=None)
+
+    def handle_chat_completions(self, request: dict[str, Any]) -> dict[str, Any]:
+        """POST ``request`` to ``/v1/chat/completions``; the JSON answer, errors included.
+
+        Raises:
+            RuntimeError: The server did not answer with JSON.
+        """
+        try:
+            response = self._client.post("/v1/chat/completions", json=request)
+            data = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise RuntimeError(f"the native llama.cpp server did not answer: {exc}") from None
+        if not isinstance(data, dict):
+            raise RuntimeError(f"the native llama.cpp server answered {str(data)[:200]}")
+        return data
+
+    def system_info(self) -> str:
+        """llama.cpp's ``system_info`` line from the server's log (empty if not logged)."""
+        self._log.seek(0)
+        for line in self._log.read().splitlines():
+            if "system_info" in line:
+                return line.partition("system_info:")[2].strip() or line.strip()
+        return ""
+
+    def close(self) -> None:
+        """Stop the process (SIGTERM, then SIGKILL after 10 s) and close the log."""
+        if self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        self._client.close()
+        self._log.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_process", None) is not None and not self._log.closed:
+            self.close()
+
+
+def server_command(
+    binary: Path,
+    model: Path,
+    *,
+    n_ctx: int,
+    n_parallel: int,
+    n_threads: int,
+    host: str,
+    port: int,
+    alias: str | None,
+) -> list[str]:
+    """The ``llama-server`` command line: ``n_parallel`` slots of ``n_ctx`` tokens each.
+
+    The KV cache is split per slot (``--no-kv-unified``), as ``xllamacpp`` does, so a
+    request gets the same window on either engine.
+    """
+    command = [str(binary), "--model", str(model), "--ctx-size", str(n_ctx * n_parallel), "--no-kv-unified"]
+    command += ["--parallel", str(n_parallel), "--threads", str(n_threads), "--threads-batch", str(n_threads)]
+    command += ["--host", host, "--port", str(port), "--no-webui"]
+    if alias:
+        command += ["--alias", alias]
+    return command
+
+
+def start_native_server(
+    binary: Path,
+    model: Path,
+    *,
+    n_ctx: int,
+    n_parallel: int = 1,
+    n_threads: int = 1,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    api_key: str | None = None,
+    alias: str | None = None,
+    startup_timeout: float = 300.0,
+    extra_args: Sequence[str] = (),
+) -> NativeServer:
+    """Start ``binary`` on ``model`` and wait until it has loaded the model.
+
+    Port 0 picks a free port. The API key travels in the environment, not on the command line.
+    ``extra_args`` are appended to :func:`server_command`'s line.
+
+    Raises:
+        RuntimeError: The server exited or was not ready within ``startup_timeout`` seconds;
+            the message holds the end of its log.
+    """
+    command = server_command(
+        binary, model, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads, host=host, port=port, alias=alias
+    )
+    command += extra_args
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_")}
+    if api_key:
+        env["LLAMA_API_KEY"] = api_key
+    log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = time.monotonic() + startup_timeout
+    address: str | None = None
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                break
+            if address is None:
+                log.seek(0)
+                match = _LISTENING.search(log.read())
+                address = match.group(1).rstrip("/") if match else None
+            if address is not None and _healthy(address):
+                return NativeServer(process, log, address, api_key)
+            time.sleep(0.05)
+    except BaseException:
+        process.kill()
+        process.wait()
+        log.close()
+        raise
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    log.seek(0)
+    tail = log.read().strip()[-2000:]
+    log.close()
+    raise RuntimeError(f"llama-server did not become ready (exit status {process.returncode}): {tail}")
+
+
+def _healthy(address: str) -> bool:
+    try:
+        return httpx.get(f"{address}/health", timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
