@@ -239,7 +239,7 @@ def validation_results(store_path: str | Path, run_id: str) -> list[LabelAccurac
     """
     from ..store import RunStore
 
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         rows = [(s, g) for s, g in store.generations(run_id) if g.epoch == 0]
     finally:

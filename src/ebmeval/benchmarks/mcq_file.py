@@ -26,12 +26,19 @@ def load_mcq_file(path: str | Path) -> list[Sample]:
         for key in ("id", "question", "options", "answer"):
             if key not in record:
                 raise DataError(path, "missing field", line=line, field=key)
-        sample_id = str(record["id"])
+        sample_id = _sample_id(record["id"], path, line)
         if sample_id in seen:
             raise DataError(path, "duplicate id", line=line, field="id", value=sample_id)
         seen.add(sample_id)
+        question = record["question"]
+        if not isinstance(question, str) or not question.strip():
+            raise DataError(path, "expected a non-empty string", line=line, field="question", value=question)
         choices = _options(record["options"], path, line)
         answers = record["answer"] if isinstance(record["answer"], list) else [record["answer"]]
+        if not answers:
+            raise DataError(
+                path, "expected a letter or a non-empty list of letters", line=line, field="answer", value=[]
+            )
         for answer in answers:
             if not isinstance(answer, str) or answer.strip().upper() not in choices:
                 raise DataError(
@@ -48,7 +55,7 @@ def load_mcq_file(path: str | Path) -> list[Sample]:
         samples.append(
             Sample(
                 id=sample_id,
-                input=str(record["question"]),
+                input=question,
                 target=letters if isinstance(record["answer"], list) else letters[0],
                 choices=choices,
                 documents=[Document(id=f"{sample_id}/context/{i}", text=t) for i, t in enumerate(texts)],
@@ -58,6 +65,15 @@ def load_mcq_file(path: str | Path) -> list[Sample]:
     if not samples:
         raise DataError(path, "no questions in the file")
     return samples
+
+
+def _sample_id(raw: Any, path: str | Path, line: int) -> str:
+    """A record's id: a non-empty string or an integer (never null, a boolean, a number with a fraction)."""
+    if isinstance(raw, str) and raw.strip():
+        return raw
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return str(raw)
+    raise DataError(path, "expected a non-empty string or an integer", line=line, field="id", value=raw)
 
 
 def _options(raw: Any, path: str | Path, line: int) -> dict[str, str]:

@@ -9,16 +9,20 @@ def main() -> None:
     """Entry point of the ``ebmeval`` command.
 
     User mistakes (``UsageError``) print one line and exit 2; bugs keep their traceback.
+    SIGTERM and SIGHUP stop a command as Ctrl-C does, so a run they end is marked interrupted.
     """
+    from rich.markup import escape
+
     from .._util.errors import UsageError
     from ._app import app
     from ._display import console
 
+    _interrupt_on_termination()
     try:
         # without standalone mode click returns an Exit's code instead of exiting
         code = app(standalone_mode=False)
     except UsageError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True, soft_wrap=True)
         sys.exit(2)
     except KeyboardInterrupt:
         console.print("[yellow]Interrupted.[/]")
@@ -38,6 +42,22 @@ def main() -> None:
         raise
     if isinstance(code, int) and code:
         sys.exit(code)
+
+
+def _interrupt_on_termination() -> None:
+    """Raise ``KeyboardInterrupt`` on SIGTERM and SIGHUP, as on SIGINT.
+
+    A signal that is ignored (SIGHUP under ``nohup``) stays ignored.
+    """
+    import signal
+    from types import FrameType
+
+    def interrupt(signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, interrupt)
 
 
 def _click_exception() -> type[Exception]:

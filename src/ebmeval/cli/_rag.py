@@ -66,6 +66,9 @@ def corpus_ingest(
     )
     for issue in stats.errors[:20]:
         console.print(f"[yellow]skipped[/] {issue}")
+    if not stats.documents_kept:
+        console.print("[red]no document was kept[/]: check the sources and --id-field/--text-field")
+        raise typer.Exit(1)
 
 
 @index_app.command("build")

@@ -51,7 +51,7 @@ def list_(
     else:
         from ..store import RunStore
 
-        records = RunStore(store).list_runs()
+        records = RunStore(store, read_only=True).list_runs()
         options = _distinguishing_options(records)
         rows = [
             {
@@ -90,7 +90,7 @@ def show(
     from ..runner import summarize
     from ..store import RunStore
 
-    runs = RunStore(store)
+    runs = RunStore(store, read_only=True)
     record = runs.get_run(run_id)
     if sample is not None:
         payload = _sample_detail(runs, record.run_id, sample)
@@ -208,11 +208,14 @@ def export(
     """Export a run, one row per generation with its scores."""
     from ..store import RunStore, export_run
 
-    runs = RunStore(store)
+    runs = RunStore(store, read_only=True)
     record = runs.get_run(run_id)
     target = out or Path(f"{record.run_id}.{fmt.value}")
     count = export_run(runs, record.run_id, fmt.value, target)
     console.print(f"wrote {count} rows to {target}")
+    if not count:
+        console.print(f"[red]run {record.run_id} has no generations[/]: nothing to export")
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -242,7 +245,7 @@ def report(
             raise ConfigError("--human", f"expected STUDY:SCORER:METRIC[:FIELD], got {spec!r}")
         comparisons.append(HumanComparison(*parts))
     price_table = _read_prices(prices) if prices is not None else {}
-    data = collect(RunStore(store), run_ids, by=by, prices=price_table, human=comparisons)
+    data = collect(RunStore(store, read_only=True), run_ids, by=by, prices=price_table, human=comparisons)
     files = write_report(data, out, title=title)
     console.print(
         f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"
@@ -276,7 +279,7 @@ def compare(
     from ..report import collect
     from ..store import RunStore
 
-    data = collect(RunStore(store), [run_a, run_b])
+    data = collect(RunStore(store, read_only=True), [run_a, run_b])
     if as_json:
         typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
         return

@@ -86,7 +86,7 @@ def run(
     from ..store import RunStore
 
     subset = result.sample_ids if cfg.limit is not None else None
-    summary = summarize(RunStore(cfg.store), result.run.run_id, by=by, samples=subset)
+    summary = summarize(RunStore(cfg.store, read_only=True), result.run.run_id, by=by, samples=subset)
     if as_json:
         payload = summary.as_dict()
         payload["invocation"] = {
@@ -148,7 +148,7 @@ def rescore(
     options = _scorer_options(scorer, scorer_arg)
     built = [create_scorer(name, **options[name]) for name in scorer]
     cache = None if no_cache else ResponseCache()
-    record = RunStore(store).get_run(run_id)
+    record = RunStore(store, read_only=True).get_run(run_id)
     roles = role_models(role, role_arg)
     # the judge defaults to the model under evaluation, with its provider options
     own = {"model": record.config.get("model", "local"), "args": record.config.get("model_args", {})}
@@ -156,7 +156,7 @@ def rescore(
     models = {name: get_model(r["model"], cache=cache, **r["args"]) for name, r in roles.items()}
     with ProgressBar(f"rescore {record.run_id}") as bar:
         progress = rescore_run(store, record.run_id, built, models, concurrency=concurrency, on_progress=bar.update)
-    summary = summarize(RunStore(store), record.run_id)
+    summary = summarize(RunStore(store, read_only=True), record.run_id)
     if as_json:
         typer.echo(json.dumps(summary.as_dict(), indent=2))
     else:

@@ -71,7 +71,7 @@ def assessments_from_run(store_path: str | Path, run_id: str, scorer: str = "jud
     from ..store import RunStore
 
     pairs = {pair.review_id: pair for pair in pairs_from_run(store_path, run_id)}
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         scores = {sample_id: score for sample_id, epoch, _, score in store.scores(run_id, scorer) if epoch == 0}
     finally:

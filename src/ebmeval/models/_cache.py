@@ -8,14 +8,16 @@ reused for exactly the same request.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._util import sqlite
 from .._util.hashing import stable_hash
 from ._types import ChatMessage, GenerateConfig, ModelOutput
+
+_WHAT = "response cache"
 
 
 def default_cache_dir() -> Path:
@@ -42,21 +44,18 @@ class ResponseCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_dir() / "responses.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS responses ("
-            " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
-            " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
-        )
+        self._db = sqlite.connect(self.path, what=_WHAT)
+        with sqlite.translate(self.path, _WHAT, "CREATE TABLE responses"):
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses ("
+                " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
+                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
+            )
 
     def get(self, key: str) -> ModelOutput | None:
         """The cached output for ``key``, marked ``cached``, or ``None``."""
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "FROM responses"):
             row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
@@ -66,7 +65,7 @@ class ResponseCache:
     def put(self, key: str, output: ModelOutput) -> None:
         """Store ``output`` under ``key`` (the first write wins)."""
         data = output.model_dump_json(exclude={"cached"})
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "INTO responses"):
             self._db.execute(
                 "INSERT OR IGNORE INTO responses (key, model, output) VALUES (?, ?, ?)",
                 (key, output.model, data),

@@ -112,7 +112,7 @@ def agreement_report(
     store_path = Path(store_path)
     if not store_path.exists():
         raise UsageError(f"no run store at {store_path}")
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         human = _human(store, study, field)
         if not human:

@@ -7,10 +7,11 @@ import traceback
 from collections.abc import Sequence
 
 from .._util.errors import EbmevalError
+from .._util.sqlite import SQLiteError
 from ..models import Model
 from ..store import RunStore
 from ..tasks import SampleContext, Scorer, sample_seed
-from ._runner import Progress, ProgressCallback, register_scorers
+from ._runner import Progress, ProgressCallback, _leaves, register_scorers
 
 
 def rescore(
@@ -37,6 +38,11 @@ def rescore(
     store.acquire(run_id)
     try:
         return asyncio.run(_rescore(store, run_id, scorers, models, concurrency, on_progress or (lambda _p: None)))
+    except BaseExceptionGroup as group:
+        failed, _rest = group.split(SQLiteError)
+        if failed is None:
+            raise
+        raise _leaves(failed)[0] from None
     finally:
         store.release(run_id)
         store.close()
@@ -78,6 +84,8 @@ async def _rescore(
                 stage = f"score:{score_set.label}"
                 try:
                     score = await scorer(sample, generation, ctx)
+                except SQLiteError:
+                    raise  # the store cannot be written: no other score can be recorded either
                 except EbmevalError as exc:
                     failed = True
                     store.put_error(run_id, sample.id, generation.epoch, stage, f"{exc}")

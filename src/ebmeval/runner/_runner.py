@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 from .._util.errors import EbmevalError, UsageError
 from .._util.hashing import stable_hash
+from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
 from ..store import RunRecord, RunStore, ScoreSet, collect_provenance
 from ..tasks import (
@@ -187,13 +189,28 @@ def run(
     started = time.perf_counter()
     status = "interrupted"
     try:
-        asyncio.run(_execute(task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None)))
+        try:
+            asyncio.run(
+                _execute(task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None))
+            )
+        except BaseExceptionGroup as group:
+            # a store that cannot be written (disk full, damaged) stops every sample: say it once
+            failed, _rest = group.split(SQLiteError)
+            if failed is None:
+                raise
+            raise _leaves(failed)[0] from None
         status = "errors" if progress.errors else "complete"
     finally:
-        store.set_status(run_id, status)
-        store.release(run_id)
-        final = store.get_run(run_id)
-        store.close()
+        try:
+            store.set_status(run_id, status)
+            store.release(run_id)
+            final = store.get_run(run_id)
+        except SQLiteError:
+            if sys.exc_info()[0] is None:
+                raise
+            final = run_record  # the error in flight says why the store cannot be written
+        finally:
+            store.close()
     usage = Usage()
     for model in {id(m): m for m in models.values()}.values():
         usage = usage + model.stats.usage
@@ -258,6 +275,8 @@ async def _execute(
                     stage = f"score:{score_set.label}"
                     score = await scorer(sample, generation, ctx)
                     store.put_score(run_id, sample.id, epoch, score_set.id, score)
+            except SQLiteError:
+                raise  # the store cannot be written: no other sample can be recorded either
             except EbmevalError as exc:
                 progress.errors += 1
                 store.put_error(run_id, sample.id, epoch, stage, f"{type(exc).__name__}: {exc}")
@@ -273,6 +292,14 @@ async def _execute(
     async with asyncio.TaskGroup() as group:
         for sample, epoch in todo:
             group.create_task(one(sample, epoch))
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions of ``group`` and of every group nested in it."""
+    found: list[BaseException] = []
+    for exc in group.exceptions:
+        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return found
 
 
 async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> Generation:

@@ -2,6 +2,7 @@
 
 from ._export import ExportFormat, export_rows, export_run
 from ._provenance import collect_provenance, git_revision, package_versions
+from ._salvage import SalvageReport, TableSalvage, check_store, salvage_store
 from ._schema import SCHEMA_VERSION
 from ._store import RunLockedError, RunRecord, RunStore, SampleMemo, ScoreSet
 
@@ -11,11 +12,15 @@ __all__ = [
     "RunLockedError",
     "RunRecord",
     "RunStore",
+    "SalvageReport",
     "SampleMemo",
     "ScoreSet",
+    "TableSalvage",
+    "check_store",
     "collect_provenance",
     "export_rows",
     "export_run",
     "git_revision",
     "package_versions",
+    "salvage_store",
 ]

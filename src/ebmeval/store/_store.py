@@ -20,11 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .._util import sqlite
 from .._util.errors import UsageError
 from .._util.hashing import canonical_json, stable_hash
 from ..models import Usage
 from ..tasks import Generation, ParsedAnswer, RetrievedDocument, Sample, Score
 from ._schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, run_script
+
+_WHAT = "run store"
 
 
 def _now() -> str:
@@ -76,25 +79,62 @@ class RunLockedError(UsageError):
 
 
 class RunStore:
-    """Read and write runs in the SQLite file at ``path`` (created when missing)."""
+    """Read and write runs in the SQLite file at ``path``.
 
-    def __init__(self, path: str | Path) -> None:
+    For writing (the default) the file and its folder are created when missing, an older
+    schema is migrated, and an existing file must pass ``PRAGMA quick_check``. With
+    ``read_only`` the file must exist and is never created or changed, so a mistyped path is
+    an error and a store on a read-only filesystem can still be read.
+    """
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
         self._lock = threading.RLock()
+        if read_only:
+            self._open_read_only()
+            return
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        self._db = sqlite.connect(self.path, what=_WHAT, foreign_keys=True)
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            self._upgrade()
-        except sqlite3.DatabaseError as exc:
-            raise UsageError(f"{self.path}: not a readable ebmeval run store ({exc})") from exc
+            if existed:
+                sqlite.quick_check(self._db, self.path, _WHAT)
+            with sqlite.translate(self.path, _WHAT):
+                self._upgrade()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open_read_only(self) -> None:
+        self._db = sqlite.connect(self.path, what=_WHAT, read_only=True)
+        with sqlite.translate(self.path, _WHAT):
+            version = self._version()
+        if version is None:
+            self._db.close()
+            raise sqlite.SQLiteError(f"{self.path}: not an ebmeval run store (it has no schema version)")
+        if version < SCHEMA_VERSION:
+            # an older store: migrate it once, if it can be written
+            self._db.close()
+            if not os.access(self.path, os.W_OK) or not os.access(self.path.parent, os.W_OK):
+                raise sqlite.SQLiteError(
+                    f"{self.path}: run store schema {version} must be upgraded to {SCHEMA_VERSION} before it can "
+                    "be read, and the file is read-only here; copy it somewhere writable"
+                )
+            RunStore(self.path).close()
+            self._db = sqlite.connect(self.path, what=_WHAT, read_only=True)
+        elif version > SCHEMA_VERSION:
+            self._db.close()
+            raise UsageError(
+                f"{self.path}: run store schema {version} is newer than this ebmeval understands "
+                f"({SCHEMA_VERSION}); upgrade ebmeval"
+            )
 
     def _version(self) -> int | None:
         try:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        except sqlite3.OperationalError:  # no meta table: a new file
+        except sqlite3.OperationalError as exc:  # no meta table: a new file
+            if "no such table" not in str(exc):
+                raise
             return None
         return None if row is None else int(row[0])
 
@@ -102,8 +142,7 @@ class RunStore:
         """Create the schema in a new file, or migrate an older one in place, in one transaction."""
         if self._version() == SCHEMA_VERSION:
             return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite.transaction(self._db):
             version = self._version()  # another process may have upgraded it meanwhile
             if version is None:
                 run_script(self._db, SCHEMA)
@@ -119,10 +158,18 @@ class RunStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+
+    def check(self) -> list[str]:
+        """Problems ``PRAGMA integrity_check`` finds (at most 100), each naming its table; ``[]`` when sound."""
+        with self._lock:
+            try:
+                problems = [str(r[0]) for r in self._db.execute("PRAGMA integrity_check(100)").fetchall()]
+            except sqlite3.DatabaseError as exc:
+                problems = [str(exc)]
+            if problems == ["ok"]:
+                return []
+            damaged = sqlite.damaged_tables(self._db)
+        return [f"damaged table: {t}" for t in damaged] + problems
 
     def close(self) -> None:
         """Close the database."""
@@ -131,11 +178,17 @@ class RunStore:
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         with self._lock:
-            self._db.execute(sql, params)
+            try:
+                self._db.execute(sql, params)
+            except sqlite3.Error as exc:
+                raise sqlite.error(self.path, _WHAT, exc, sql) from exc
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise sqlite.error(self.path, _WHAT, exc, sql) from exc
 
     # runs
 
@@ -150,20 +203,25 @@ class RunStore:
         seed: int,
         provenance: dict[str, Any],
     ) -> tuple[RunRecord, bool]:
-        """Create the run, or reopen it when it exists; returns (run, resumed)."""
+        """Create the run, or reopen it when it exists; returns (run, resumed).
+
+        The lookup and the insert share one ``BEGIN IMMEDIATE`` transaction, so two processes
+        starting the same run at once both succeed: one creates it, the other resumes it.
+        """
         now = _now()
-        with self._lock:
-            existing = self._rows("SELECT config_hash FROM runs WHERE run_id = ?", (run_id,))
+        sql = "SELECT config_hash FROM runs WHERE run_id = ?"
+        with self._lock, sqlite.translate(self.path, _WHAT, "INSERT INTO runs"), sqlite.transaction(self._db):
+            existing = self._db.execute(sql, (run_id,)).fetchall()
             if existing and existing[0][0] != config_hash:
                 raise UsageError(f"run {run_id} exists in {self.path} with a different configuration")
             if not existing:
-                self._write(
+                self._db.execute(
                     "INSERT INTO runs (run_id, config_hash, config, task, model, seed, provenance, status,"
                     " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
                     (run_id, config_hash, json.dumps(config), task, model, seed, json.dumps(provenance), now, now),
                 )
             else:
-                self.set_status(run_id, "running")
+                self._db.execute("UPDATE runs SET status = 'running', updated_at = ? WHERE run_id = ?", (now, run_id))
         return self.get_run(run_id), bool(existing)
 
     def set_status(self, run_id: str, status: str) -> None:
@@ -192,23 +250,17 @@ class RunStore:
     def acquire(self, run_id: str) -> None:
         """Mark this process as the run's writer; refuses while another live process is."""
         host = socket.gethostname()
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute("SELECT pid, host FROM locks WHERE run_id = ?", (run_id,)).fetchone()
-                if row is not None and row[0] != os.getpid() and (row[1] != host or _pid_alive(row[0])):
-                    raise RunLockedError(
-                        f"run {run_id} is being written by process {row[0]} on {row[1]}; "
-                        "wait for it to finish (or stop it) and run again"
-                    )
-                self._db.execute(
-                    "INSERT OR REPLACE INTO locks (run_id, pid, host, started_at) VALUES (?, ?, ?, ?)",
-                    (run_id, os.getpid(), host, _now()),
+        with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE locks"), sqlite.transaction(self._db):
+            row = self._db.execute("SELECT pid, host FROM locks WHERE run_id = ?", (run_id,)).fetchone()
+            if row is not None and row[0] != os.getpid() and (row[1] != host or _pid_alive(row[0])):
+                raise RunLockedError(
+                    f"run {run_id} is being written by process {row[0]} on {row[1]}; "
+                    "wait for it to finish (or stop it) and run again"
                 )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            self._db.execute(
+                "INSERT OR REPLACE INTO locks (run_id, pid, host, started_at) VALUES (?, ?, ?, ?)",
+                (run_id, os.getpid(), host, _now()),
+            )
 
     def release(self, run_id: str) -> None:
         """Give up writing the run."""
@@ -260,15 +312,14 @@ class RunStore:
 
     def generations(self, run_id: str) -> Iterator[tuple[Sample, Generation]]:
         """Every recorded generation of the run, streamed in sample order."""
-        with self._lock:
-            cursor = self._db.execute(
-                f"SELECT {_GEN_COLUMNS} FROM generations WHERE run_id = ? ORDER BY rowid", (run_id,)
-            )
+        sql = f"SELECT {_GEN_COLUMNS} FROM generations WHERE run_id = ? ORDER BY rowid"
+        with self._lock, sqlite.translate(self.path, _WHAT, sql):
+            cursor = self._db.execute(sql, (run_id,))
             rows = cursor.fetchmany(500)
         while rows:
             for row in rows:
                 yield _generation(row)
-            with self._lock:
+            with self._lock, sqlite.translate(self.path, _WHAT, sql):
                 rows = cursor.fetchmany(500)
 
     def count_generations(self, run_id: str) -> tuple[int, int]:
@@ -403,18 +454,12 @@ class RunStore:
         opponent, answered at); revisions made before the study closed win.
         """
         now = _now()
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field,"
-                    " value, raw, opponent, answered_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    [(*row, now) for row in rows],
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._lock, sqlite.translate(self.path, _WHAT, "INSERT INTO human_scores"), sqlite.transaction(self._db):
+            self._db.executemany(
+                "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field,"
+                " value, raw, opponent, answered_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [(*row, now) for row in rows],
+            )
 
     def human_scores(self, study: str, field: str) -> list[tuple[str, str, int, str, float]]:
         """(run id, sample id, epoch, annotator, value) of a study's field."""

@@ -12,7 +12,6 @@ sample, so ``ebmeval show`` displays the text the model saw.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -20,11 +19,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from .._util import sqlite
 from .._util.errors import DataError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig, default_cache_dir
 from ..tasks import Document, SampleContext, read_jsonl
 from ._prompts import NEGATE
+
+_WHAT = "negation store"
 
 
 def negation_config(abstract_tokens: int) -> GenerateConfig:
@@ -64,20 +66,19 @@ class NegationStore:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_negation_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS negations ("
-            " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
-            " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
-            " created_at TEXT NOT NULL, PRIMARY KEY (abstract_hash, negator_key, prompt))"
-        )
+        self._db = sqlite.connect(self.path, what=_WHAT)
+        with sqlite.translate(self.path, _WHAT, "CREATE TABLE negations"):
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS negations ("
+                " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
+                " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
+                " created_at TEXT NOT NULL, PRIMARY KEY (abstract_hash, negator_key, prompt))"
+            )
 
     def get(self, abstract: str, negator_key: str, prompt: str) -> Negation | None:
         """The stored negation of ``abstract`` by that model and prompt."""
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "FROM negations"):
             row = self._db.execute(
                 f"SELECT {_COLUMNS} FROM negations WHERE abstract_hash = ? AND negator_key = ? AND prompt = ?",
                 (stable_hash(abstract), negator_key, prompt),
@@ -86,7 +87,7 @@ class NegationStore:
 
     def put(self, negation: Negation) -> None:
         """Store ``negation`` (the first one stored for its key wins)."""
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "INTO negations"):
             self._db.execute(
                 f"INSERT OR IGNORE INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                 (
@@ -102,12 +103,12 @@ class NegationStore:
             )
 
     def __iter__(self) -> Iterator[Negation]:
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "FROM negations"):
             rows = self._db.execute(f"SELECT {_COLUMNS} FROM negations ORDER BY rowid").fetchall()
         return iter([_negation(r) for r in rows])
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, sqlite.translate(self.path, _WHAT, "FROM negations"):
             return int(self._db.execute("SELECT count(*) FROM negations").fetchone()[0])
 
     def export(self, path: str | Path, *, negator: str | None = None) -> int:

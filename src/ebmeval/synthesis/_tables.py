@@ -88,7 +88,7 @@ def _workflow_label(task_args: dict[str, object]) -> str:
 def _load(
     store_path: str | Path, run_ids: Sequence[str], metrics: Sequence[str]
 ) -> list[tuple[TableRow, dict[str, dict[str, float | None]]]]:
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     loaded = []
     try:
         for run_id in run_ids:
@@ -177,7 +177,7 @@ def export_feasibility(store_path: str | Path, run_id: str, path: str | Path) ->
     The file is what the ``synthesis`` task's ``feasibility_ratings`` option reads to filter
     items by ``min_feasibility``. Items whose rating did not parse are written with ``null``.
     """
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         ratings = _per_sample(store, store.get_run(run_id).run_id, *METRICS["feasibility"])
     finally:

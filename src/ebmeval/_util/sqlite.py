@@ -1,0 +1,175 @@
+"""One way to open and use SQLite files: the run store, the response cache and the negation store.
+
+Writers open in WAL mode with ``synchronous=NORMAL`` and a busy timeout; readers open with
+``mode=ro`` (``immutable=1`` when the folder is not writable, e.g. a read-only filesystem, where
+no ``-shm`` file can be made). SQLite's errors become one-line :class:`SQLiteError` messages that
+name the file, the table where known, and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from .errors import UsageError
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a statement waits for another process's write lock before failing."""
+
+_TABLES = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE)\s+([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+
+
+class SQLiteError(UsageError):
+    """A SQLite file cannot be opened, read or written: damaged, full, read-only or missing."""
+
+
+class DamagedDatabaseError(SQLiteError):
+    """A SQLite file is damaged (``database disk image is malformed``, not a database …)."""
+
+
+def connect(
+    path: Path, *, what: str, read_only: bool = False, foreign_keys: bool = False, create_parent: bool = True
+) -> sqlite3.Connection:
+    """A connection to the SQLite file at ``path``, in autocommit mode (see :func:`transaction`).
+
+    ``what`` names the file in messages (``run store``). Read-only connections need the file
+    to exist and never create or change anything; writers create the file (and, with
+    ``create_parent``, its folder) and switch it to WAL mode.
+    """
+    if read_only:
+        if not path.is_file():
+            raise SQLiteError(f"{path}: no such {what}" + ("" if path.parent.is_dir() else " (no such folder)"))
+        writable_folder = os.access(path.parent, os.W_OK)
+        flags = "mode=ro" if writable_folder or _has_shm(path) else "immutable=1"
+        with translate(path, what):
+            db = sqlite3.connect(
+                f"file:{quote(str(path.resolve()))}?{flags}",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_S,
+            )
+            db.execute("PRAGMA query_only=ON")
+        return db
+    if create_parent:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SQLiteError(f"{path}: cannot create the folder of the {what} ({exc.strerror or exc})") from exc
+    elif not path.parent.is_dir():
+        raise SQLiteError(f"{path}: cannot create the {what}: folder {path.parent} does not exist")
+    with translate(path, what):
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        if foreign_keys:
+            db.execute("PRAGMA foreign_keys=ON")
+    return db
+
+
+def _has_shm(path: Path) -> bool:
+    return Path(f"{path}-shm").exists()
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` when the block raises.
+
+    ``IMMEDIATE`` takes the write lock at once, so a read-then-write inside the block cannot
+    race another process's write.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+@contextmanager
+def translate(path: Path, what: str, sql: str | None = None) -> Iterator[None]:
+    """Turn a ``sqlite3.Error`` raised in the block into a one-line :class:`SQLiteError`."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise error(path, what, exc, sql) from exc
+
+
+def error(path: Path, what: str, exc: sqlite3.Error, sql: str | None = None) -> SQLiteError:
+    """The one-line message for ``exc``, raised by a statement ``sql`` on the ``what`` at ``path``."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    tables = sorted(set(_TABLES.findall(sql))) if sql else []
+    where = f" (table {', '.join(tables)})" if tables else ""
+    if name == "SQLITE_NOTADB":
+        return DamagedDatabaseError(f"{path}: not a readable ebmeval {what} ({text})")
+    if name.startswith("SQLITE_CORRUPT") or "malformed" in text:
+        return DamagedDatabaseError(f"{path}: the {what} is damaged{where}: {text}; {_repair(path, what)}")
+    if name.startswith("SQLITE_FULL"):
+        return SQLiteError(f"{path}: the disk is full (or the {what} reached its size limit); free space and run again")
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+        return SQLiteError(f"{path}: the {what} is read-only here ({text}); writing needs a writable file and folder")
+    if name.startswith("SQLITE_CANTOPEN"):
+        return SQLiteError(f"{path}: cannot open the {what} ({text})")
+    if name.startswith("SQLITE_BUSY") or name.startswith("SQLITE_LOCKED"):
+        return SQLiteError(f"{path}: the {what} stayed locked by another process for {BUSY_TIMEOUT_S:.0f} s ({text})")
+    if name.startswith("SQLITE_IOERR"):
+        return SQLiteError(f"{path}: input/output error on the {what} ({text})")
+    return SQLiteError(f"{path}: {what} error{where}: {text}")
+
+
+def _repair(path: Path, what: str) -> str:
+    if what == "run store":
+        return (
+            f"`ebmeval store check {path}` lists the damage, "
+            f"`ebmeval store salvage {path} --out NEW` copies what is readable"
+        )
+    return "move it aside (ebmeval starts a new, empty one) or restore it from a backup"
+
+
+def quick_check(db: sqlite3.Connection, path: Path, what: str) -> None:
+    """Raise :class:`DamagedDatabaseError` unless ``PRAGMA quick_check`` finds the file sound.
+
+    ``quick_check`` reads every page (O(file size)) but skips the index-content cross-checks
+    of ``integrity_check``.
+    """
+    try:
+        problems = [str(r[0]) for r in db.execute("PRAGMA quick_check(20)").fetchall()]
+    except sqlite3.DatabaseError as exc:  # damage that stops the check itself
+        if getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_IOERR")):
+            raise error(path, what, exc) from exc
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        damaged = damaged_tables(db)
+        where = f" (table {', '.join(damaged)})" if damaged else ""
+        raise DamagedDatabaseError(f"{path}: the {what} is damaged{where}: {problems[0]}; {_repair(path, what)}")
+
+
+def damaged_tables(db: sqlite3.Connection) -> list[str]:
+    """Tables (of their own rows or an index on them) that cannot be read to the end."""
+    try:
+        objects = db.execute(
+            "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('table', 'index')"
+        ).fetchall()
+    except sqlite3.Error:
+        return ["sqlite_master"]
+    damaged: set[str] = set()
+    for kind, name, table in objects:
+        if table in damaged or name.startswith("sqlite_sequence"):
+            continue
+        try:
+            if kind == "table":
+                for _ in db.execute(f'SELECT * FROM "{name}"'):
+                    pass
+            else:
+                db.execute(f'SELECT count(*) FROM "{table}" INDEXED BY "{name}"').fetchall()
+        except sqlite3.Error:
+            damaged.add(table)
+    return sorted(damaged)
