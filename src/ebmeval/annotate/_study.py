@@ -81,7 +81,7 @@ def items_from_runs(store_path: str | Path, run_ids: Sequence[str]) -> tuple[lis
     """
     from ..store import RunStore
 
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         runs = [store.get_run(r) for r in run_ids]
         models = [r.model for r in runs]
@@ -284,7 +284,7 @@ def create_study(
         items, systems, skipped = items_from_runs(store, runs)
         from ..store import RunStore
 
-        rs = RunStore(store)
+        rs = RunStore(store, read_only=True)
         try:
             run_of = {name: rs.get_run(r).run_id for name, r in zip(systems, runs, strict=True)}
         finally:

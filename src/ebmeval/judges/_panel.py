@@ -41,7 +41,7 @@ def panel_agreement(
     reports Krippendorff's alpha (ordinal) and, on complete rows, ICC(A,1) (two-way random,
     absolute agreement, single rater) from :mod:`ebmeval.stats`.
     """
-    store = RunStore(store_path)
+    store = RunStore(store_path, read_only=True)
     try:
         run = store.get_run(run_id)
         rows = [score.values for _, _, _, score in store.scores(run.run_id, scorer_name)]
