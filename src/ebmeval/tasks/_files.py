@@ -11,25 +11,31 @@ from typing import Any
 from .._util.errors import DataError
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def read_jsonl(path: str | Path, *, errors: list[DataError] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of every non-blank line of a JSONL file (``.gz`` is decompressed).
 
     Raises ``DataError`` with file and line for undecodable bytes, invalid JSON or a line
-    that is not a JSON object.
+    that is not a JSON object; with ``errors``, a line of invalid JSON or not an object is
+    recorded there and skipped instead (undecodable bytes still raise: the file is not text).
     """
     source = Path(path)
     if not source.is_file():
         raise DataError(source, "no such file")
     if source.suffix == ".gz":
         with gzip.open(source, "rb") as compressed:
-            yield from parse_jsonl(compressed, source)
+            yield from parse_jsonl(compressed, source, errors=errors)
     else:
         with source.open("rb") as plain:
-            yield from parse_jsonl(plain, source)
+            yield from parse_jsonl(plain, source, errors=errors)
 
 
-def parse_jsonl(lines: Iterable[bytes], source: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) of every non-blank line of a binary JSONL stream; errors name ``source``."""
+def parse_jsonl(
+    lines: Iterable[bytes], source: str | Path, *, errors: list[DataError] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every non-blank line of a binary JSONL stream; errors name ``source``.
+
+    With ``errors``, lines that are not JSON objects are recorded there and skipped (see :func:`read_jsonl`).
+    """
     number = 0
     stream = iter(lines)
     while True:
@@ -49,8 +55,17 @@ def parse_jsonl(lines: Iterable[bytes], source: str | Path) -> Iterator[tuple[in
             continue
         try:
             record = json.loads(line)
+            if not isinstance(record, dict):
+                raise DataError(source, "expected a JSON object", line=number, value=record)
         except json.JSONDecodeError as exc:
-            raise DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number) from None
-        if not isinstance(record, dict):
-            raise DataError(source, "expected a JSON object", line=number, value=record)
+            problem = DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
+            if errors is None:
+                raise problem from None
+            errors.append(problem)
+            continue
+        except DataError as problem:
+            if errors is None:
+                raise
+            errors.append(problem)
+            continue
         yield number, record

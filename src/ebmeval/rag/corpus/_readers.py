@@ -12,7 +12,6 @@ import csv
 import functools
 import gzip
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..._util.errors import DataError
 from ...tasks import Document
+from ...tasks import read_jsonl as read_records
 
 Format = Literal["jsonl", "csv", "pubmed-xml", "text-dir"]
 
@@ -144,20 +144,15 @@ def parse_year(value: object) -> int | None:
 
 @_utf8_only
 def read_jsonl(path: Path, fields: FieldMap, *, errors: list[DataError] | None = None) -> Iterator[Document]:
-    """Documents from a JSON Lines file (optionally ``.gz``), one object a line; blank lines are skipped."""
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise DataError(path, "line is not a JSON object", line=line_no)
-                yield record_to_document(record, fields, path, line_no)
-            except json.JSONDecodeError as exc:
-                _fail(DataError(path, f"invalid JSON ({exc.msg}, column {exc.colno})", line=line_no), errors)
-            except DataError as exc:
-                _fail(exc, errors)
+    """Documents from a JSON Lines file (optionally ``.gz``), one object a line; blank lines are skipped.
+
+    Lines are read by the package's one JSONL reader (:func:`ebmeval.tasks.read_jsonl`).
+    """
+    for line_no, record in read_records(path, errors=errors):
+        try:
+            yield record_to_document(record, fields, path, line_no)
+        except DataError as exc:
+            _fail(exc, errors)
 
 
 @_utf8_only
