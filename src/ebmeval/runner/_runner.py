@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import sys
 import time
 import traceback
@@ -27,7 +28,7 @@ from ..tasks import (
     scorer_label,
     scorer_spec,
 )
-from ._config import RunConfig
+from ._config import RunConfig, parse_shard
 
 
 @dataclass
@@ -131,8 +132,8 @@ def register_scorers(
     return sets
 
 
-def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> list[Sample]:
-    """``limit`` samples of the task, refusing duplicate ids.
+def select_samples(task: Task, limit: int | None, *, shuffle: bool = False, shard: str | None = None) -> list[Sample]:
+    """``limit`` samples of the task (of them, shard ``I`` of ``N`` with ``shard="I/N"``), refusing duplicate ids.
 
     With ``shuffle`` the samples are ordered by sha256(sample id): a fixed pseudo-random order
     in which a sample's place does not depend on the others, so every run of the task with the
@@ -147,7 +148,20 @@ def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> l
         seen.add(sample.id)
     if shuffle:
         samples.sort(key=lambda s: stable_hash(s.id))
-    return samples[:limit] if limit is not None else samples
+    chosen = samples[:limit] if limit is not None else samples
+    if shard is None:
+        return chosen
+    index, count = parse_shard(shard)
+    return [s for s in chosen if in_shard(s.id, index, count)]
+
+
+def in_shard(sample_id: str, index: int, count: int) -> bool:
+    """Whether a sample belongs to shard ``index`` of ``count``: ``int(sha256(id)) % count == index - 1``.
+
+    A sample's shard depends on its id alone, so it stays put when the dataset grows and the
+    shards of any subset partition it.
+    """
+    return int(hashlib.sha256(sample_id.encode("utf-8")).hexdigest(), 16) % count == index - 1
 
 
 def run(
@@ -184,7 +198,7 @@ def run(
     )
     run_id = run_record.run_id
     store.acquire(run_id)
-    samples = select_samples(task, config.limit, shuffle=config.shuffle)
+    samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
     progress = Progress(total=len(samples) * config.epochs)
     started = time.perf_counter()
     status = "interrupted"
