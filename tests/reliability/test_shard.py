@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sqlite3
@@ -120,3 +121,63 @@ def test_a_shard_outside_1_to_n_is_a_config_error(tmp_path: Path) -> None:
         done = subprocess.run(args, env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and "shard" in done.stderr, done.stderr
     assert not (tmp_path / "s.sqlite").exists()
+
+
+def _replica_args(questions: Path, servers: tuple[Any, ...], store: Path, **model_args: Any) -> list[str]:
+    """``run_args`` for the replicas, without ``--concurrency`` so each replica's own bound decides."""
+    args = run_args(questions, _replicas(*servers), store, n=N, **model_args)
+    at = args.index("--concurrency")
+    return args[:at] + args[at + 2 :]
+
+
+def _replicas(*servers: Any) -> str:
+    """The ``run_args`` URL naming every server as a replica (``run_args`` appends ``/v1`` to the last)."""
+    return ",".join(f"{s.url}/v1" for s in servers)[: -len("/v1")]
+
+
+async def test_two_replicas_share_the_requests_and_one_stopping_mid_run_fails_over(tmp_path: Path) -> None:
+    questions = write_questions(tmp_path / "q.jsonl", N)
+    async with DelayServer(0.01, reply=_letter) as a, DelayServer(0.01, reply=_letter) as b:
+        store = tmp_path / "spread.sqlite"
+        args = _replica_args(questions, (a, b), store, max_concurrency=4)
+        code, payload, err = await ebmeval_run(args, tmp_path)
+        assert code == 0 and payload is not None and payload["generations"] == N, err
+        spread = (a.stats.requests, b.stats.requests)
+        assert sum(spread) == N and min(spread) >= N // 4, spread
+        assert (a.stats.max_in_flight, b.stats.max_in_flight) == (4, 4)  # each replica's own bound, both used
+        # the same replicas named in the other order are the same run
+        swapped = _replica_args(questions, (b, a), store, max_concurrency=4)
+        code, again, err = await ebmeval_run(swapped, tmp_path)
+        assert code == 0 and again is not None and again["run_id"] == payload["run_id"], err
+        assert again["invocation"]["new_samples"] == 0
+    expected = _rows(store, payload["run_id"])
+
+    c = DelayServer(0.01, reply=_letter)
+    d = DelayServer(0.01, reply=_letter)
+    await c.__aenter__()
+    await d.__aenter__()
+    stopped_after: list[int] = []
+
+    async def stop_d() -> None:
+        while d.stats.requests < 40:
+            await asyncio.sleep(0.005)
+        stopped_after.append(d.stats.requests)
+        await d.__aexit__(None, None, None)
+
+    try:
+        stopper = asyncio.create_task(stop_d())
+        failover = tmp_path / "failover.sqlite"
+        args = _replica_args(questions, (c, d), failover, max_concurrency=4, max_retries=0)
+        code, payload, err = await ebmeval_run(args, tmp_path)
+        await asyncio.wait_for(stopper, 5)
+    finally:
+        await c.__aexit__(None, None, None)
+        await d.__aexit__(None, None, None)
+    # no retries are allowed: every request that met the stopped replica was answered by the other one
+    assert code == 0 and payload is not None and payload["generations"] == N and payload["failing"] == 0, err
+    assert stopped_after and d.stats.requests < N // 2 < c.stats.requests, (c.stats.requests, d.stats.requests)
+    assert _rows(failover, payload["run_id"]) == expected
+    print(
+        f"replicas: spread {spread[0]}/{spread[1]}; failover: stopped replica answered {d.stats.requests}, "
+        f"the other {c.stats.requests}"
+    )

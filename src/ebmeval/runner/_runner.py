@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 import sys
 import time
 import traceback
@@ -78,11 +79,10 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
-    models = {
-        "model": get_model(
-            config.model, config=defaults, cache=cache, max_concurrency=config.concurrency, **config.model_args
-        )
-    }
+    options = dict(config.model_args)  # --model-arg max_concurrency=N, unless --concurrency says otherwise
+    if config.concurrency is not None:
+        options["max_concurrency"] = config.concurrency
+    models = {"model": get_model(config.model, config=defaults, cache=cache, **options)}
     if models["model"].api.reasoning:  # a thinking model: budgets that leave room for the trace
         models["model"].config = task.thinking_config().merge(config.generate)
     for role in task.roles:
@@ -114,11 +114,22 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
         "task_args": task.args,
         "task_version": task.version,
         "shuffle": config.shuffle,
-        "specs": {"model": config.model, **{role: chosen.model for role, chosen in sorted(config.roles.items())}},
+        "specs": {
+            "model": _same_replicas(config.model),
+            **{role: _same_replicas(chosen.model) for role, chosen in sorted(config.roles.items())},
+        },
         "models": {role: model_identity(model) for role, model in sorted(models.items())},
         "seed": config.seed,
         "epochs": config.epochs,
     }
+
+
+def _same_replicas(spec: str) -> str:
+    """``spec`` with the replica URLs of ``openai-compatible:M@URL1,URL2`` sorted: any order names one model."""
+    found = re.match(r"^(openai-compatible:.*?)@(https?://.*,.*)$", spec)
+    if found is None:
+        return spec
+    return f"{found[1]}@{','.join(sorted(url.strip().rstrip('/') for url in found[2].split(',')))}"
 
 
 def register_scorers(
