@@ -68,6 +68,7 @@ async def test_sharded_and_merged_run_equals_the_unsharded_run_sample_for_sample
         expected = _rows(whole, run_id)
         assert len(expected) == N
         assert _rows(merged, run_id) == expected
+        print(f"shards: {sizes} samples, merged {N} equal to the unsharded run, run id {run_id}")
         # merging again adds nothing
         code, payload, err = await _merge(shards, merged, tmp_path)
         assert code == 0 and payload is not None and payload["copied"]["generations"] == 0, err
