@@ -262,6 +262,7 @@ class OpenAICompatibleModel(ModelAPI):
         self._api_key = os.environ.get(api_key_env) or None
         self._http_state: _LoopSession | None = None
         self._proxy: str | None = None
+        self._proxies: list[str | None] = [None] * len(self.base_urls)
         self._reached = False
         # Jitter only spreads retries in time; it never changes what is generated.
         self._rng = random.Random()
@@ -341,7 +342,8 @@ class OpenAICompatibleModel(ModelAPI):
         # never counts against a request's timeout.
         slots = [asyncio.Semaphore(self.replica_concurrency) for _ in self.base_urls]
         self._http_state = _LoopSession(loop, session, slots, loop.create_task(_close_with_loop(session)))
-        self._proxy = _env_proxy(self.base_url)
+        self._proxies = [_env_proxy(url) for url in self.base_urls]
+        self._proxy = self._proxies[0]
         return session, slots
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
@@ -374,7 +376,11 @@ class OpenAICompatibleModel(ModelAPI):
                     async with slots[index]:
                         start = time.monotonic()
                         async with session.post(
-                            f"{base_url}/chat/completions", data=data, headers=_JSON, timeout=timeout, proxy=self._proxy
+                            f"{base_url}/chat/completions",
+                            data=data,
+                            headers=_JSON,
+                            timeout=timeout,
+                            proxy=self._proxies[index],
                         ) as response:
                             body = await response.read()
                         latency = time.monotonic() - start
