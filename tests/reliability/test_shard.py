@@ -100,8 +100,16 @@ async def test_merge_refuses_overlapping_different_answers_and_other_runs_with_t
     code, _payload, err = await _merge([first, other], target, tmp_path)
     assert code == 2
     assert "different configuration" in err and "a.sqlite" in err and "c.sqlite" in err
-    with sqlite3.connect(target) as db:  # refused merges leave the target unchanged
-        assert db.execute("SELECT count(*) FROM generations").fetchone()[0] == 0
+    assert not target.exists()  # a refused merge creates no store
+    code, payload, err = await _merge([first], target, tmp_path)
+    assert code == 0, err
+    code, _payload, err = await _merge([other], target, tmp_path)
+    assert code == 2 and "different configuration" in err
+    with sqlite3.connect(f"file:{target}?mode=ro", uri=True) as db:  # an existing target is left unchanged
+        assert db.execute("SELECT count(*) FROM generations").fetchone()[0] == 20
+        kept = db.execute("SELECT config_hash FROM runs").fetchall()
+    with sqlite3.connect(f"file:{first}?mode=ro", uri=True) as db:
+        assert kept == db.execute("SELECT config_hash FROM runs").fetchall()
     # the same answers in two stores (a re-run shard) merge into one copy; provenance differences are reported
     moved = _store_with(
         tmp_path, first, "d.sqlite", "UPDATE runs SET provenance = json_set(provenance, '$.host', 'elsewhere')"

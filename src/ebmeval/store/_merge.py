@@ -45,9 +45,10 @@ def merge_stores(sources: list[str | Path], target: str | Path) -> MergeReport:
     have the same ``config_hash`` (the run's identity), and a (run, sample, epoch) answered in
     two stores must have the same output, answer and reasoning (otherwise the shards overlapped
     and answered differently); either refuses the merge with a ``UsageError`` naming both files
-    and leaves ``target`` unchanged. The first run row is kept; sources whose provenance differs
-    are reported. A merged run is ``complete`` when every copy is, else the worst status
-    (``running`` > ``interrupted`` > ``errors``).
+    and leaves ``target`` unchanged (or absent, when the merge would have created it). The
+    first run row is kept; sources whose provenance differs are reported. A merged run is
+    ``complete`` when every copy is, else the worst status (``running`` > ``interrupted`` >
+    ``errors``).
     """
     paths = [Path(s) for s in sources]
     target = Path(target)
@@ -57,6 +58,7 @@ def merge_stores(sources: list[str | Path], target: str | Path) -> MergeReport:
         if path.resolve() == target.resolve():
             raise UsageError(f"{path}: a source cannot also be the merge target")
     report = MergeReport(target, paths)
+    created = not target.exists()
     out = RunStore(target)
     try:
         with sqlite.translate(target, _WHAT), sqlite.transaction(out._db):
@@ -76,8 +78,13 @@ def merge_stores(sources: list[str | Path], target: str | Path) -> MergeReport:
             for run_id in statuses:
                 count = out._db.execute("SELECT count(*) FROM generations WHERE run_id = ?", (run_id,)).fetchone()
                 report.runs[run_id] = int(count[0])
-    finally:
+    except BaseException:
         out.close()
+        if created:  # a refused merge leaves no new file behind
+            for leftover in (target, Path(f"{target}-wal"), Path(f"{target}-shm"), Path(f"{target}-journal")):
+                leftover.unlink(missing_ok=True)
+        raise
+    out.close()
     return report
 
 
