@@ -31,6 +31,9 @@ def run(
         list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="Answer only shard I of N of the samples, I/N (same run id for every shard).")
+    ] = None,
     no_shuffle: Annotated[
         bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
     ] = False,
@@ -52,6 +55,7 @@ def run(
         "task": task,
         "model": model,
         "limit": limit,
+        "shard": shard,
         "seed": seed,
         "epochs": epochs,
         "concurrency": concurrency,
@@ -85,7 +89,7 @@ def run(
     from ..runner import summarize
     from ..store import RunStore
 
-    subset = result.sample_ids if cfg.limit is not None else None
+    subset = result.sample_ids if cfg.limit is not None or cfg.shard is not None else None
     summary = summarize(RunStore(cfg.store, read_only=True), result.run.run_id, by=by, samples=subset)
     if as_json:
         payload = summary.as_dict()

@@ -1,4 +1,4 @@
-"""``ebmeval store check`` and ``ebmeval store salvage``: a damaged run store."""
+"""``ebmeval store check``, ``salvage`` and ``merge``: a damaged run store, and the stores of shards."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import typer
 
 from ._common import JsonOption, app
 
-store_app = typer.Typer(help="Check a run store for damage, or copy what is readable out of a damaged one.")
+store_app = typer.Typer(
+    help="Check a run store for damage, copy what is readable out of a damaged one, or merge shard stores."
+)
 app.add_typer(store_app, name="store")
 
 
@@ -68,3 +70,30 @@ def salvage(
     for run_id, generations in report.runs.items():
         typer.echo(f"run {run_id}: {generations} generations")
     typer.echo(f"wrote {out}" + (" (some rows were lost, see above)" if report.lost else " (nothing lost)"))
+
+
+@store_app.command("merge")
+def merge(
+    sources: Annotated[list[Path], typer.Argument(help="The stores of a run's shards (read, never changed).")],
+    out: Annotated[Path, typer.Option(help="The store to merge into (created when missing).")],
+    as_json: JsonOption = False,
+) -> None:
+    """Combine the stores of `ebmeval run --shard I/N` invocations into one store, without duplicates."""
+    from ..store import merge_stores
+
+    report = merge_stores(list(sources), out)
+    if as_json:
+        payload = {
+            "target": str(report.target),
+            "sources": [str(s) for s in report.sources],
+            "runs": {r: {"generations": n, "status": report.status[r]} for r, n in report.runs.items()},
+            "copied": report.copied,
+            "provenance_differs": report.provenance_differs,
+        }
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    for run_id, generations in report.runs.items():
+        typer.echo(f"run {run_id}: {generations} generations, {report.status[run_id]}")
+        if run_id in report.provenance_differs:
+            typer.echo(f"  provenance differs from the kept run row in: {', '.join(report.provenance_differs[run_id])}")
+    typer.echo(f"wrote {out}")

@@ -163,5 +163,6 @@ def get_model(
     if max_concurrency is not None and provider == "openai-compatible":
         # its connection pool is a second bound: size it to the concurrency asked for
         options.setdefault("max_concurrency", max_concurrency)
+        max_concurrency = None  # the provider's bound (summed over its replicas) is the model's
     api = factory(name, **options)
     return Model(api, config=config, cache=cache, max_concurrency=max_concurrency)

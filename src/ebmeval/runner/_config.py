@@ -48,6 +48,10 @@ class RunConfig(BaseModel):
     """How many times each sample is answered."""
     limit: int | None = Field(default=None, gt=0, strict=True)
     """Answer only ``limit`` samples (not part of the run's identity)."""
+    shard: str | None = None
+    """``"I/N"``: answer only shard ``I`` of ``N`` of the selected samples, those whose
+    ``int(sha256(id)) % N == I - 1`` (after ``limit``; not part of the run's identity, so the
+    shards of a run share its id and their stores merge with ``ebmeval store merge``)."""
     shuffle: bool = True
     """Take samples in a fixed pseudo-random order (by hash of their id), so a ``limit`` subset
     represents the whole dataset (upstream files are often grouped by label) and is the same for
@@ -59,6 +63,14 @@ class RunConfig(BaseModel):
     cache: bool = True
     """Reuse cached model responses for identical requests."""
 
+    @field_validator("shard")
+    @classmethod
+    def _shard_format(cls, value: str | None) -> str | None:
+        """``I/N`` with ``1 <= I <= N``."""
+        if value is not None:
+            parse_shard(value)
+        return value
+
     @field_validator("roles", mode="before")
     @classmethod
     def _role_specs(cls, value: Any) -> Any:
@@ -66,6 +78,17 @@ class RunConfig(BaseModel):
         if isinstance(value, dict):
             return {role: {"model": spec} if isinstance(spec, str) else spec for role, spec in value.items()}
         return value
+
+
+def parse_shard(value: str) -> tuple[int, int]:
+    """``(I, N)`` of a shard written ``"I/N"``; ``ValueError`` unless ``1 <= I <= N``."""
+    index, sep, count = value.partition("/")
+    if not sep or not index.strip().isdigit() or not count.strip().isdigit():
+        raise ValueError(f"shard must be I/N, e.g. 1/4, not {value!r}")
+    i, n = int(index), int(count)
+    if not 1 <= i <= n:
+        raise ValueError(f"shard {value!r} needs 1 <= I <= N")
+    return i, n
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

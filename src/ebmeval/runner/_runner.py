@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import re
 import sys
 import time
 import traceback
@@ -27,7 +29,7 @@ from ..tasks import (
     scorer_label,
     scorer_spec,
 )
-from ._config import RunConfig
+from ._config import RunConfig, parse_shard
 
 
 @dataclass
@@ -77,11 +79,10 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
-    models = {
-        "model": get_model(
-            config.model, config=defaults, cache=cache, max_concurrency=config.concurrency, **config.model_args
-        )
-    }
+    options = dict(config.model_args)  # --model-arg max_concurrency=N, unless --concurrency says otherwise
+    if config.concurrency is not None:
+        options["max_concurrency"] = config.concurrency
+    models = {"model": get_model(config.model, config=defaults, cache=cache, **options)}
     if models["model"].api.reasoning:  # a thinking model: budgets that leave room for the trace
         models["model"].config = task.thinking_config().merge(config.generate)
     for role in task.roles:
@@ -113,11 +114,22 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
         "task_args": task.args,
         "task_version": task.version,
         "shuffle": config.shuffle,
-        "specs": {"model": config.model, **{role: chosen.model for role, chosen in sorted(config.roles.items())}},
+        "specs": {
+            "model": _same_replicas(config.model),
+            **{role: _same_replicas(chosen.model) for role, chosen in sorted(config.roles.items())},
+        },
         "models": {role: model_identity(model) for role, model in sorted(models.items())},
         "seed": config.seed,
         "epochs": config.epochs,
     }
+
+
+def _same_replicas(spec: str) -> str:
+    """``spec`` with the replica URLs of ``openai-compatible:M@URL1,URL2`` sorted: any order names one model."""
+    found = re.match(r"^(openai-compatible:.*?)@(https?://.*,.*)$", spec)
+    if found is None:
+        return spec
+    return f"{found[1]}@{','.join(sorted(url.strip().rstrip('/') for url in found[2].split(',')))}"
 
 
 def register_scorers(
@@ -131,8 +143,8 @@ def register_scorers(
     return sets
 
 
-def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> list[Sample]:
-    """``limit`` samples of the task, refusing duplicate ids.
+def select_samples(task: Task, limit: int | None, *, shuffle: bool = False, shard: str | None = None) -> list[Sample]:
+    """``limit`` samples of the task (of them, shard ``I`` of ``N`` with ``shard="I/N"``), refusing duplicate ids.
 
     With ``shuffle`` the samples are ordered by sha256(sample id): a fixed pseudo-random order
     in which a sample's place does not depend on the others, so every run of the task with the
@@ -147,7 +159,20 @@ def select_samples(task: Task, limit: int | None, *, shuffle: bool = False) -> l
         seen.add(sample.id)
     if shuffle:
         samples.sort(key=lambda s: stable_hash(s.id))
-    return samples[:limit] if limit is not None else samples
+    chosen = samples[:limit] if limit is not None else samples
+    if shard is None:
+        return chosen
+    index, count = parse_shard(shard)
+    return [s for s in chosen if in_shard(s.id, index, count)]
+
+
+def in_shard(sample_id: str, index: int, count: int) -> bool:
+    """Whether a sample belongs to shard ``index`` of ``count``: ``int(sha256(id)) % count == index - 1``.
+
+    A sample's shard depends on its id alone, so it stays put when the dataset grows and the
+    shards of any subset partition it.
+    """
+    return int(hashlib.sha256(sample_id.encode("utf-8")).hexdigest(), 16) % count == index - 1
 
 
 def run(
@@ -184,7 +209,7 @@ def run(
     )
     run_id = run_record.run_id
     store.acquire(run_id)
-    samples = select_samples(task, config.limit, shuffle=config.shuffle)
+    samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
     progress = Progress(total=len(samples) * config.epochs)
     started = time.perf_counter()
     status = "interrupted"

@@ -1,6 +1,7 @@
 """The run store: every run, generation, step, score and error, in SQLite."""
 
 from ._export import ExportFormat, export_rows, export_run
+from ._merge import MergeReport, merge_stores
 from ._provenance import collect_provenance, git_revision, package_versions
 from ._salvage import SalvageReport, TableSalvage, check_store, salvage_store
 from ._schema import SCHEMA_VERSION
@@ -8,6 +9,7 @@ from ._store import RunLockedError, RunRecord, RunStore, SampleMemo, ScoreSet
 
 __all__ = [
     "ExportFormat",
+    "MergeReport",
     "SCHEMA_VERSION",
     "RunLockedError",
     "RunRecord",
@@ -21,6 +23,7 @@ __all__ = [
     "export_rows",
     "export_run",
     "git_revision",
+    "merge_stores",
     "package_versions",
     "salvage_store",
 ]

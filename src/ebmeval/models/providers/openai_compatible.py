@@ -219,9 +219,13 @@ class OpenAICompatibleModel(ModelAPI):
 
         Args:
             model: The model name the server knows.
-            base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``.
+            base_url: The API root, e.g. ``http://127.0.0.1:8080/v1``; several replicas serving the
+                same model as ``URL1,URL2``: each request goes to the one with the fewest calls in
+                flight (ties in turn), and a transient failure there fails over to the others
+                before the attempt counts as failed.
             api_key_env: Environment variable holding the API key; unset means no key.
-            max_concurrency: Connections kept open, and calls served at once.
+            max_concurrency: Connections kept open, and calls served at once, per replica (the
+                model's ``max_concurrency`` is the sum over its replicas).
             timeout: Seconds per request (connecting, sending and reading the whole answer)
                 unless ``GenerateConfig.timeout`` says otherwise.
             retry: Retry policy for transient failures.
@@ -231,12 +235,20 @@ class OpenAICompatibleModel(ModelAPI):
             omit_temperature: Send no temperature (for models that accept only their default).
             reasoning: The model thinks before answering: tasks give its replies room for the trace.
         """
-        if not base_url.startswith(("http://", "https://")):
-            raise ConfigError("base_url", f"must start with http:// or https://, got {base_url!r}")
+        urls = [url.strip().rstrip("/") for url in base_url.split(",")] if "," in base_url else [base_url]
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError("base_url", f"must start with http:// or https://, got {url!r}")
+        if len(set(urls)) != len(urls):
+            raise ConfigError("base_url", f"names a replica twice: {base_url!r}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_urls = [url.rstrip("/") for url in urls]
+        self.base_url = self.base_urls[0]
+        self._in_flight = [0] * len(self.base_urls)
+        self._turn = 0
         self.name = f"openai-compatible/{model}"
-        self.max_concurrency = max_concurrency
+        self.replica_concurrency = max_concurrency
+        self.max_concurrency = max_concurrency * len(self.base_urls)
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.api_key_env = api_key_env
@@ -250,6 +262,7 @@ class OpenAICompatibleModel(ModelAPI):
         self._api_key = os.environ.get(api_key_env) or None
         self._http_state: _LoopSession | None = None
         self._proxy: str | None = None
+        self._proxies: list[str | None] = [None] * len(self.base_urls)
         self._reached = False
         # Jitter only spreads retries in time; it never changes what is generated.
         self._rng = random.Random()
@@ -260,7 +273,11 @@ class OpenAICompatibleModel(ModelAPI):
         One name can mean different models on different servers. A window read from the
         server (:meth:`prepare`) is the server's, so only a window given as an option counts.
         """
-        described: dict[str, Any] = {"name": self.name, "base_url": self.base_url}
+        described: dict[str, Any] = {"name": self.name}
+        if len(self.base_urls) == 1:
+            described["base_url"] = self.base_url
+        else:  # replicas in any order are one model
+            described["base_urls"] = sorted(self.base_urls)
         if self._window_option is not None:
             described["context_length"] = self._window_option
         if self.max_tokens_field != "max_tokens" or self.omit_temperature or self.reasoning:
@@ -311,7 +328,7 @@ class OpenAICompatibleModel(ModelAPI):
             self._token_counts[text] = count
         return self._token_counts[text]
 
-    async def _http(self) -> tuple[aiohttp.ClientSession, asyncio.Semaphore]:
+    async def _http(self) -> tuple[aiohttp.ClientSession, list[asyncio.Semaphore]]:
         # Pooled connections belong to the event loop that opened them; a model reused
         # under a new loop (a second asyncio.run) gets a fresh session.
         loop = asyncio.get_running_loop()
@@ -319,13 +336,14 @@ class OpenAICompatibleModel(ModelAPI):
             return self._http_state.session, self._http_state.slots
         await self.aclose()
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        connector = aiohttp.TCPConnector(limit=self.max_concurrency, limit_per_host=self.max_concurrency)
+        connector = aiohttp.TCPConnector(limit=self.max_concurrency, limit_per_host=self.replica_concurrency)
         session = aiohttp.ClientSession(connector=connector, headers=headers)
-        # Callers beyond the pool's size wait here, so waiting for a free connection never
-        # counts against a request's timeout.
-        slots = asyncio.Semaphore(self.max_concurrency)
+        # Callers beyond a replica's pool size wait here, so waiting for a free connection
+        # never counts against a request's timeout.
+        slots = [asyncio.Semaphore(self.replica_concurrency) for _ in self.base_urls]
         self._http_state = _LoopSession(loop, session, slots, loop.create_task(_close_with_loop(session)))
-        self._proxy = _env_proxy(self.base_url)
+        self._proxies = [_env_proxy(url) for url in self.base_urls]
+        self._proxy = self._proxies[0]
         return session, slots
 
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
@@ -336,7 +354,6 @@ class OpenAICompatibleModel(ModelAPI):
             ModelError: The server refused the request, or every attempt failed.
         """
         session, slots = await self._http()
-        url = f"{self.base_url}/chat/completions"
         request = chat_request(
             messages, config, max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature
         )
@@ -347,61 +364,89 @@ class OpenAICompatibleModel(ModelAPI):
         cause = ""
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
-            try:
-                async with slots:
-                    start = time.monotonic()
-                    async with session.post(
-                        url, data=data, headers=_JSON, timeout=timeout, proxy=self._proxy
-                    ) as response:
-                        body = await response.read()
-                    latency = time.monotonic() - start
-            except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-                if not self._reached:
-                    raise ModelUnavailableError(
-                        f"Cannot reach the model server at {self.base_url} ({_describe(exc)}). "
-                        "Is it running? Start a local one with: ebmeval serve-model"
-                    ) from None
-                cause = f"connection failed ({_describe(exc)})"
-            except TimeoutError:  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
-                cause = f"no answer within {seconds:g} s"
-            except aiohttp.ClientError as exc:  # payload errors, disconnects, resets, protocol errors
-                cause = f"connection broken ({_describe(exc)})"
-            else:
+            tried: set[int] = set()
+            unreached, reason = 0, ""
+            while len(tried) < len(self.base_urls):  # fail over through the replicas once per attempt
+                index = self._pick(tried)
+                tried.add(index)
+                base_url = self.base_urls[index]
+                at = f"{base_url}: " if len(self.base_urls) > 1 else ""  # the single-server messages stay as they were
+                self._in_flight[index] += 1
+                try:
+                    async with slots[index]:
+                        start = time.monotonic()
+                        async with session.post(
+                            f"{base_url}/chat/completions",
+                            data=data,
+                            headers=_JSON,
+                            timeout=timeout,
+                            proxy=self._proxies[index],
+                        ) as response:
+                            body = await response.read()
+                        latency = time.monotonic() - start
+                except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
+                    unreached += 1
+                    reason = _describe(exc)
+                    cause = f"{at}connection failed ({reason})"
+                    continue
+                except TimeoutError:  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
+                    cause = f"{at}no answer within {seconds:g} s"
+                    continue
+                except aiohttp.ClientError as exc:  # payload errors, disconnects, resets, protocol errors
+                    cause = f"{at}connection broken ({_describe(exc)})"
+                    continue
+                finally:
+                    self._in_flight[index] -= 1
                 self._reached = True
                 if response.status == 200:
                     try:
                         return parse_chat_response(json.loads(body), self.name, latency)
                     except ValueError as exc:  # includes JSONDecodeError and MalformedResponseError
-                        cause = f"malformed response body ({exc})"
+                        cause = f"{at}malformed response body ({exc})"
                 elif response.status in RETRY_STATUSES:
-                    cause = f"HTTP {response.status}: {_response_message(response, body)}"
+                    cause = f"{at}HTTP {response.status}: {_response_message(response, body)}"
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 else:
-                    raise self._refusal(response, body)
+                    raise self._refusal(response, body, base_url)
+            if unreached == len(self.base_urls) and not self._reached:
+                where = ", ".join(self.base_urls)
+                raise ModelUnavailableError(
+                    f"Cannot reach the model server at {where} ({reason}). "
+                    "Is it running? Start a local one with: ebmeval serve-model"
+                )
             if attempt < attempts:
                 await asyncio.sleep(self.retry.delay(attempt, retry_after, self._rng))
         tries = f"{attempts} attempt" + ("s" if attempts > 1 else "")
-        raise ModelError(f"{self.name} at {self.base_url}: gave up after {tries}; last error: {cause}")
+        where = ", ".join(self.base_urls)
+        raise ModelError(f"{self.name} at {where}: gave up after {tries}; last error: {cause}")
 
-    def _refusal(self, response: aiohttp.ClientResponse, body: bytes) -> ModelError:
-        """The error for a response that retrying cannot fix."""
+    def _pick(self, tried: set[int]) -> int:
+        """The untried replica with the fewest calls in flight, ties broken in turn (round-robin)."""
+        count = len(self.base_urls)
+        self._turn = (self._turn + 1) % count
+        return min(
+            (i for i in range(count) if i not in tried), key=lambda i: (self._in_flight[i], (i - self._turn) % count)
+        )
+
+    def _refusal(self, response: aiohttp.ClientResponse, body: bytes, base_url: str) -> ModelError:
+        """The error for a response that retrying cannot fix, from the replica at ``base_url``."""
         status = response.status
         message = _response_message(response, body).rstrip(".")
-        listing = f"Its models are listed at {self.base_url}/models."
+        listing = f"Its models are listed at {base_url}/models."
         if status == 400 and self.model in message and _MODEL_MISSING.search(message):
             return ModelUnavailableError(
-                f"The server at {self.base_url} does not serve model '{self.model}' (HTTP 400: {message}). {listing}"
+                f"The server at {base_url} does not serve model '{self.model}' (HTTP 400: {message}). {listing}"
             )
         if status == 404:
             return ModelUnavailableError(
-                f"The server at {self.base_url} does not serve model '{self.model}', or has no chat API "
-                f"at {self.base_url}/chat/completions (HTTP 404: {message}). {listing} "
+                f"The server at {base_url} does not serve model '{self.model}', or has no chat API "
+                f"at {base_url}/chat/completions (HTTP 404: {message}). {listing} "
                 "The base URL usually ends in /v1."
             )
         hint = _option_hint(message)
         if status in (401, 403):
             hint = f" Check the API key in ${self.api_key_env}" + ("" if self._api_key else " (it is not set)") + "."
-        return ModelError(f"{self.name} at {self.base_url}: HTTP {status}: {message}.{hint}")
+        return ModelError(f"{self.name} at {base_url}: HTTP {status}: {message}.{hint}")
 
     async def aclose(self) -> None:
         """Close pooled connections."""
@@ -421,7 +466,7 @@ class _LoopSession:
 
     loop: asyncio.AbstractEventLoop
     session: aiohttp.ClientSession
-    slots: asyncio.Semaphore
+    slots: list[asyncio.Semaphore]
     closer: asyncio.Task[None]
 
 
@@ -541,6 +586,10 @@ _SPEC = re.compile(r"^(?P<model>.*?)@(?P<url>https?://.*)$")
 @modelapi("openai-compatible")
 def openai_compatible(name: str, **options: object) -> ModelAPI:
     """``openai-compatible:<model>@<base_url>``, e.g. ``openai-compatible:qwen@http://127.0.0.1:8080/v1``.
+
+    Replicas serving one model are named together, comma-separated:
+    ``openai-compatible:qwen@http://node1:8080/v1,http://node2:8080/v1`` (or ``base_url=URL1,URL2``);
+    requests are spread over them, each with its own ``max_concurrency``, and fail over between them.
 
     Options: ``base_url`` (instead of ``@<base_url>``), ``api_key_env`` (default
     ``OPENAI_API_KEY``; no key is fine for local servers), ``max_concurrency`` (16),
