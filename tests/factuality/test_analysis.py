@@ -1,6 +1,4 @@
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from ebmeval.factuality import (
 )
 from ebmeval.stats import StatsInputError, cohen_kappa
 from ebmeval.store import RunStore
+from tests.helpers.cli import ebmeval
 
 
 def make(i: int, correct: bool, t_dir: str = "positive", g_dir: str = "positive") -> Assessment:
@@ -138,13 +137,3 @@ def test_cli_run_reads_task_options_like_every_other_command(tmp_path: Path) -> 
     assert run.config["task_args"]["order_seed"] == 1
     bad = ebmeval("factuality", "run", "factuality/evidence-inference", "--arg", "order_seed", cwd=tmp_path)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr and "Traceback" not in bad.stderr
-
-
-def ebmeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from ebmeval.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.helpers.cli import ebmeval as run_cli
 
 from ebmeval.rag.corpus import write_store
 from ebmeval.tasks import Document
@@ -17,15 +16,7 @@ pytest.importorskip("bm25s")
 
 
 def ebmeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-c", "from ebmeval.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
+    return run_cli(*args, cwd=cwd, timeout=300)  # index builds take longer than most commands
 
 
 def test_build_search_and_a_changed_corpus(corpus: list[Document], tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 import sys
 import warnings
 from importlib.metadata import EntryPoint, distribution
@@ -16,6 +15,7 @@ import ebmeval
 from ebmeval._util import plugins
 from ebmeval._util.errors import ConfigError
 from ebmeval.tasks import create_task
+from tests.helpers.cli import ebmeval as ebmeval_cli
 
 USER_TASK = '''
 from ebmeval import Sample, Task, task
@@ -31,16 +31,6 @@ def two_questions(target: str = "A") -> Task:
     return Task(name="mine/two-questions", dataset=samples, workflow=qa_workflow(), scorers=[accuracy()],
                 parser=choice_parser())
 '''
-
-
-def ebmeval_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from ebmeval.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_task_defined_in_a_user_file_runs_from_the_cli(tmp_path: Path) -> None:
