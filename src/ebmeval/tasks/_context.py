@@ -94,11 +94,10 @@ class SampleContext:
             config = (config or GenerateConfig()).merge(GenerateConfig(seed=self.seed))
         chat, _merged, request = chosen.request(messages, config)
         done = self.memo.get_step(step, request)
+        self.steps.append(step)
         if done is not None:
-            self.steps.append(step)
             output = ModelOutput.model_validate(done["output"])
         else:
-            self.steps.append(step)
             output = await chosen.generate(chat, config)
             self.memo.put_step(
                 step,
