@@ -45,15 +45,18 @@ def main() -> None:
 
 
 def _interrupt_on_termination() -> None:
-    """Raise ``KeyboardInterrupt`` on SIGTERM and SIGHUP, as on SIGINT.
+    """Treat SIGTERM and SIGHUP as SIGINT (Ctrl-C).
 
-    A signal that is ignored (SIGHUP under ``nohup``) stays ignored.
+    They are turned into SIGINT rather than a ``KeyboardInterrupt`` raised in whatever frame runs:
+    inside an event loop, ``asyncio.run`` then cancels the run's main task and finishes it cleanly,
+    instead of the exception surfacing in some connection callback. A signal that is ignored
+    (SIGHUP under ``nohup``) stays ignored.
     """
     import signal
     from types import FrameType
 
-    def interrupt(signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+    def interrupt(_signum: int, _frame: FrameType | None) -> None:
+        signal.raise_signal(signal.SIGINT)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) is not signal.SIG_IGN:
