@@ -150,3 +150,19 @@ def test_choice_parser_reads_sample_choices() -> None:
     sample = Sample(id="1", input="q", target=["A"], choices=FIVE)
     assert choice_parser(multi=True)("A and E", sample).value == ["A", "E"]
     assert choice_parser()("A and E", sample).parsed is False
+
+
+def test_a_bare_letter_compiles_no_pattern_of_the_option_texts() -> None:
+    """Option texts differ per question: reading "A" or "The answer is B." must not compile their patterns."""
+    from ebmeval.scorers import _extract
+
+    before = _extract._echo_pattern.cache_info().currsize + _extract._text_pattern.cache_info().currsize
+    for i in range(50):
+        choices = {letter: f"treatment {i}-{letter} for condition {i}" for letter in "ABCD"}
+        assert parse_choices("A", choices).value == "A"
+        assert parse_choices("The answer is B.", choices).value == "B"
+    after = _extract._echo_pattern.cache_info().currsize + _extract._text_pattern.cache_info().currsize
+    assert after == before
+    # an echoed option text is still read (and its pattern compiled once)
+    choices = {"A": "aspirin daily", "B": "warfarin"}
+    assert parse_choices("A. aspirin daily", choices).value == "A"

@@ -74,6 +74,7 @@ so is a letter followed by the text of another option (``letter-text-conflict``)
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -177,6 +178,42 @@ _LAST_SENTENCE = re.compile(r".*[.!?]\s+(?=\S)")
 _HEDGE_WORD = re.compile(r"\b(?:or|ou|maybe|perhaps|possibly|peut-être)\b", re.I)
 
 
+# Option texts differ from question to question, and compiling a case-insensitive pattern takes
+# about a quarter of a millisecond. A pattern is compiled only when the reply has, where it would
+# start, the text's first word (tested character by character with the same re.I matching, one
+# pattern per character), and once per text.
+_LEAD_MARKS = ".):-–—"
+"""What may stand, besides spaces, between a letter and its option's echoed text ("A) Aspirin")."""
+_ECHO_LEAD = re.compile(rf"[\s{re.escape(_LEAD_MARKS)}]*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _echo_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(_ECHO_LEAD.pattern + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_search(text: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){_text_pattern(text).pattern}", re.I)
+
+
+@functools.lru_cache(maxsize=1024)
+def _same_letter(char: str) -> re.Pattern[str]:
+    return re.compile(re.escape(char), re.I)
+
+
+def _word_at(text: str, pos: int, word: str) -> bool:
+    """Whether ``text`` holds ``word`` at ``pos``, letters compared as a re.I pattern compares them."""
+    return len(text) - pos >= len(word) and all(
+        _same_letter(char).fullmatch(expected) for char, expected in zip(text[pos : pos + len(word)], word, strict=True)
+    )
+
+
 class _Reader:
     """Reads texts as letters of one option set."""
 
@@ -184,16 +221,37 @@ class _Reader:
         self.multi = multi
         self.by_upper = {letter.upper(): letter for letter in choices}
         self.texts = {_normalize(text): letter for letter, text in choices.items() if _normalize(text)}
-        self.echo = {
-            letter: re.compile(r"[\s.):\-–—]*" + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
-            for letter, text in choices.items()
-            if text.split()
+        self._choices = {letter: text for letter, text in choices.items() if text.split()}
+        self._quoted = {
+            letter: " ".join(words) for letter, text in choices.items() if (words := text.strip(" .").split())
         }
-        self.text_at = {
-            letter: re.compile(r"\s+".join(map(re.escape, text.strip(" .").split())) + r"(?!\w)", re.I)
-            for letter, text in choices.items()
-            if text.strip(" .").split()
-        }
+        """Each option's text as a reply may quote it instead of naming its letter."""
+
+    def echo(self, letter: str | None) -> re.Pattern[str] | None:
+        """The pattern of option ``letter``'s text echoed after its letter ("A. Aspirin"), if it has a text."""
+        text = self._choices.get(letter or "")
+        return _echo_pattern(text) if text is not None else None
+
+    def after_echo(self, letter: str | None, text: str, pos: int) -> int:
+        """``pos``, moved past option ``letter``'s text where ``text`` repeats it there ("A. Aspirin")."""
+        option = self._choices.get(letter or "")
+        if option is None:
+            return pos
+        start = _ECHO_LEAD.match(text, pos)
+        at = start.end() if start else pos
+        first = option.split()[0]
+        if first[0] not in _LEAD_MARKS and not _word_at(text, at, first):
+            return pos  # the option's text cannot start here: no need to compile its pattern
+        echoed = _echo_pattern(option).match(text, pos)
+        return echoed.end() if echoed else pos
+
+    def quoted_at(self, text: str, pos: int) -> list[tuple[str, int]]:
+        """The options whose text ``text`` quotes from ``pos`` on: (letter, end) pairs."""
+        return [
+            (letter, found.end())
+            for letter, quoted in self._quoted.items()
+            if _word_at(text, pos, quoted.split(" ", 1)[0]) and (found := _text_pattern(quoted).match(text, pos))
+        ]
 
     def span(self, text: str) -> Result:
         """Read ``text`` (a statement's rest of line, a JSON value, a line) completely."""
@@ -219,9 +277,8 @@ class _Reader:
             after = item.end()
             if found is None:  # a word, not a letter
                 break
-            if len(found) == 1 and (echo := self.echo.get(self.by_upper.get(found[0].upper(), ""))):
-                if echoed := echo.match(text, after):
-                    after = echoed.end()
+            if len(found) == 1:
+                after = self.after_echo(self.by_upper.get(found[0].upper()), text, after)
             separator = _SEP.match(text, after)
             following = _ITEM.match(text, separator.end()) if separator is not None else None
             nxt = self.item_letters(following) if following is not None else None
@@ -268,9 +325,8 @@ class _Reader:
 
     def _follows_well(self, text: str, pos: int, letters: list[str], *, dot: bool) -> bool:
         """Whether an item ending at ``pos`` is followed by a separator, an end or a tail."""
-        if len(letters) == 1 and (echo := self.echo.get(self.by_upper.get(letters[0].upper(), ""))):
-            if echoed := echo.match(text, pos):
-                pos = echoed.end()
+        if len(letters) == 1:
+            pos = self.after_echo(self.by_upper.get(letters[0].upper()), text, pos)
         rest = text[pos:]
         separator = _SEP.match(rest)
         following = _ITEM.match(rest, separator.end()) if separator is not None else None
@@ -304,7 +360,8 @@ class _Reader:
             return None
         rest = line
         for letter in read:
-            rest = self.echo[letter].sub(" ", rest) if letter in self.echo else rest
+            echo = self.echo(letter)
+            rest = echo.sub(" ", rest) if echo is not None else rest
         rest = re.sub(r"\b[A-Z]{2,6}\b|\b[A-Za-z]\b|\b(?:and|et|&)\b|[\W\d_]", "", rest)
         return read if not rest else None
 
@@ -337,8 +394,9 @@ class _Reader:
             return frozenset(found)
         if strict:
             return None
-        others = [rx for letter, rx in self.text_at.items() if letter not in found]
-        if len(found) > 1 or any(re.search(rf"(?<!\w){rx.pattern}", tail, re.I) for rx in others):
+        if len(found) > 1 or any(
+            _text_search(quoted).search(tail) for letter, quoted in self._quoted.items() if letter not in found
+        ):
             return None
         if _HEDGE_WORD.search(tail):
             return None
@@ -348,7 +406,7 @@ class _Reader:
 
     def _option_at(self, text: str, pos: int) -> tuple[str, int] | None:
         """The longest option text starting at ``pos``: its letter and end."""
-        matches = [(match.end(), letter) for letter, rx in self.text_at.items() if (match := rx.match(text, pos))]
+        matches = [(end, letter) for letter, end in self.quoted_at(text, pos)]
         if not matches:
             return None
         end, letter = max(matches)
