@@ -9,9 +9,11 @@ name the file, the table where known, and what to do.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -70,6 +72,141 @@ def connect(
         if foreign_keys:
             db.execute("PRAGMA foreign_keys=ON")
     return db
+
+
+class BackgroundWriter:
+    """Writes to a SQLite file on a thread and connection of its own, so callers never wait for SQLite.
+
+    Writes queued while the thread is busy are committed together in one transaction (a group
+    commit); each is committed within milliseconds of being queued, so a killed process loses
+    at most the writes of its last moments. A statement that fails is retried alone, so it never
+    takes the others of its transaction down with it; its error is raised, once, by the next
+    :meth:`write` or :meth:`flush`.
+    Readers call :meth:`flush` first to see every write queued before them. The thread ends when
+    it has been idle for ``IDLE_S`` (so a process exits with every write committed) and starts
+    again with the next write.
+    """
+
+    IDLE_S = 0.1
+    _MAX_BATCH = 4096
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        what: str,
+        foreign_keys: bool = False,
+        on_commit: Callable[[list[tuple[str, tuple[object, ...]]]], None] | None = None,
+    ) -> None:
+        """Prepare a writer; its connection and thread start with the first write.
+
+        ``on_commit`` is called on the writer's thread with each batch once it is committed
+        (or has failed), so an owner can keep an in-memory view of writes still in flight.
+        """
+        self.path = path
+        self.what = what
+        self._foreign_keys = foreign_keys
+        self._on_commit = on_commit
+        self._queue: queue.Queue[tuple[str, tuple[object, ...]] | None] = queue.Queue()
+        """Statements to write; ``None`` tells the thread to end (sent by :meth:`close`)."""
+        self._failure: SQLiteError | None = None
+        self._state = threading.Lock()
+        """Guards ``_thread`` and ``_db``: a write never lands in a queue whose thread is ending."""
+        self._thread: threading.Thread | None = None
+        self._db: sqlite3.Connection | None = None
+        self._closed = False
+
+    def write(self, sql: str, params: tuple[object, ...]) -> None:
+        """Queue one statement; raises the error of an earlier write that failed."""
+        self._raise_failure()
+        with self._state:
+            if self._closed:
+                raise SQLiteError(f"{self.path}: the {self.what} is closed")
+            if self._db is None:
+                self._db = connect(self.path, what=self.what, foreign_keys=self._foreign_keys)
+            self._queue.put((sql, params))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name=f"sqlite writer {self.path.name}")
+                self._thread.start()
+
+    def flush(self) -> None:
+        """Wait until every queued write is committed; raises the error of one that failed."""
+        self._queue.join()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        with self._state:
+            failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+    def close(self) -> None:
+        """Commit what is queued and close the connection; raises the error of a write that failed."""
+        try:
+            self.flush()
+        finally:
+            with self._state:
+                self._closed = True
+                thread, db = self._thread, self._db
+                if thread is not None:
+                    self._queue.put(None)
+            if thread is not None:
+                thread.join()
+            if db is not None:
+                db.close()
+
+    def _work(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=self.IDLE_S)
+            except queue.Empty:
+                with self._state:
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            if first is None:  # closing: every write before it is committed
+                self._queue.task_done()
+                return
+            batch = [first]
+            while len(batch) < self._MAX_BATCH and (item := self._next()) is not None:
+                batch.append(item)
+            try:
+                self._commit(batch)
+                if self._on_commit is not None:
+                    self._on_commit(batch)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    def _next(self) -> tuple[str, tuple[object, ...]] | None:
+        """The next queued statement, if one is waiting (``None`` itself, from close, stays queued)."""
+        try:
+            item = self._queue.get_nowait()
+        except queue.Empty:
+            return None
+        if item is None:
+            self._queue.put(None)
+            self._queue.task_done()
+        return item
+
+    def _commit(self, batch: list[tuple[str, tuple[object, ...]]]) -> None:
+        db = self._db
+        if db is None:
+            return
+        try:
+            with transaction(db):
+                for sql, params in batch:
+                    db.execute(sql, params)
+            return
+        except sqlite3.Error:
+            pass  # one statement failed: apply them one by one to keep the others and name the culprit
+        for sql, params in batch:
+            try:
+                db.execute(sql, params)
+            except sqlite3.Error as exc:
+                with self._state:
+                    self._failure = self._failure or error(self.path, self.what, exc, sql)
 
 
 def _has_shm(path: Path) -> bool:

@@ -40,7 +40,13 @@ def cache_key(model: dict[str, Any], messages: Sequence[ChatMessage], config: Ge
 
 
 class ResponseCache:
-    """Model outputs by request key, shared by every run on this machine."""
+    """Model outputs by request key, shared by every run on this machine.
+
+    Outputs are written on a thread of their own (``ebmeval._util.sqlite.BackgroundWriter``);
+    until a write is committed, :meth:`get` answers from memory.
+    """
+
+    _INSERT = "INSERT OR IGNORE INTO responses (key, model, output) VALUES (?, ?, ?)"
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_dir() / "responses.sqlite"
@@ -52,26 +58,43 @@ class ResponseCache:
                 " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
                 " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
             )
+        self._in_flight: dict[str, str] = {}
+        """Output JSON by key of the writes not committed yet."""
+        self._writer = sqlite.BackgroundWriter(self.path, what=_WHAT, on_commit=self._committed)
 
     def get(self, key: str) -> ModelOutput | None:
         """The cached output for ``key``, marked ``cached``, or ``None``."""
-        with self._lock, sqlite.translate(self.path, _WHAT, "FROM responses"):
-            row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        output = ModelOutput.model_validate_json(row[0])
+        with self._lock:
+            data = self._in_flight.get(key)
+        if data is None:
+            with self._lock, sqlite.translate(self.path, _WHAT, "FROM responses"):
+                row = self._db.execute("SELECT output FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            data = row[0]
+        output = ModelOutput.model_validate_json(data)
         return output.model_copy(update={"cached": True})
 
     def put(self, key: str, output: ModelOutput) -> None:
         """Store ``output`` under ``key`` (the first write wins)."""
         data = output.model_dump_json(exclude={"cached"})
-        with self._lock, sqlite.translate(self.path, _WHAT, "INTO responses"):
-            self._db.execute(
-                "INSERT OR IGNORE INTO responses (key, model, output) VALUES (?, ?, ?)",
-                (key, output.model, data),
-            )
+        with self._lock:
+            self._in_flight.setdefault(key, data)
+        self._writer.write(self._INSERT, (key, output.model, data))
+
+    def flush(self) -> None:
+        """Wait until every output put so far is committed."""
+        self._writer.flush()
+
+    def _committed(self, batch: list[tuple[str, tuple[object, ...]]]) -> None:
+        with self._lock:
+            for _sql, params in batch:
+                self._in_flight.pop(str(params[0]), None)
 
     def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
+        """Commit what is written and close the database."""
+        try:
+            self._writer.close()
+        finally:
+            with self._lock:
+                self._db.close()

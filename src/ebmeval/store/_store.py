@@ -91,11 +91,13 @@ class RunStore:
         self.path = Path(path)
         self.read_only = read_only
         self._lock = threading.RLock()
+        self._writer: sqlite.BackgroundWriter | None = None
         if read_only:
             self._open_read_only()
             return
         existed = self.path.exists() and self.path.stat().st_size > 0
         self._db = sqlite.connect(self.path, what=_WHAT, foreign_keys=True)
+        self._writer = sqlite.BackgroundWriter(self.path, what=_WHAT, foreign_keys=True)
         try:
             if existed:
                 sqlite.quick_check(self._db, self.path, _WHAT)
@@ -161,6 +163,7 @@ class RunStore:
 
     def check(self) -> list[str]:
         """Problems ``PRAGMA integrity_check`` finds (at most 100), each naming its table; ``[]`` when sound."""
+        self.flush()
         with self._lock:
             try:
                 problems = [str(r[0]) for r in self._db.execute("PRAGMA integrity_check(100)").fetchall()]
@@ -172,18 +175,30 @@ class RunStore:
         return [f"damaged table: {t}" for t in damaged] + problems
 
     def close(self) -> None:
-        """Close the database."""
-        with self._lock:
-            self._db.close()
+        """Commit every write and close the database; raises the error of a write that failed."""
+        try:
+            if self._writer is not None:
+                self._writer.close()
+        finally:
+            with self._lock:
+                self._db.close()
+
+    def flush(self) -> None:
+        """Wait until every write made so far is committed; raises the error of one that failed.
+
+        Writes are committed on a thread of their own (``ebmeval._util.sqlite.BackgroundWriter``),
+        so recording a result never holds up the event loop; every read flushes first.
+        """
+        if self._writer is not None:
+            self._writer.flush()
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
-        with self._lock:
-            try:
-                self._db.execute(sql, params)
-            except sqlite3.Error as exc:
-                raise sqlite.error(self.path, _WHAT, exc, sql) from exc
+        if self._writer is None:
+            raise sqlite.SQLiteError(f"{self.path}: the {_WHAT} was opened for reading only")
+        self._writer.write(sql, params)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        self.flush()
         with self._lock:
             try:
                 return self._db.execute(sql, params).fetchall()
@@ -210,6 +225,7 @@ class RunStore:
         """
         now = _now()
         sql = "SELECT config_hash FROM runs WHERE run_id = ?"
+        self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, "INSERT INTO runs"), sqlite.transaction(self._db):
             existing = self._db.execute(sql, (run_id,)).fetchall()
             if existing and existing[0][0] != config_hash:
@@ -250,6 +266,7 @@ class RunStore:
     def acquire(self, run_id: str) -> None:
         """Mark this process as the run's writer; refuses while another live process is."""
         host = socket.gethostname()
+        self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE locks"), sqlite.transaction(self._db):
             row = self._db.execute("SELECT pid, host FROM locks WHERE run_id = ?", (run_id,)).fetchone()
             if row is not None and row[0] != os.getpid() and (row[1] != host or _pid_alive(row[0])):
@@ -313,6 +330,7 @@ class RunStore:
     def generations(self, run_id: str) -> Iterator[tuple[Sample, Generation]]:
         """Every recorded generation of the run, streamed in sample order."""
         sql = f"SELECT {_GEN_COLUMNS} FROM generations WHERE run_id = ? ORDER BY rowid"
+        self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, sql):
             cursor = self._db.execute(sql, (run_id,))
             rows = cursor.fetchmany(500)
@@ -454,6 +472,7 @@ class RunStore:
         opponent, answered at); revisions made before the study closed win.
         """
         now = _now()
+        self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, "INSERT INTO human_scores"), sqlite.transaction(self._db):
             self._db.executemany(
                 "INSERT OR REPLACE INTO human_scores (run_id, sample_id, epoch, study, annotator, form, field,"
