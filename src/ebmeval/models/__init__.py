@@ -14,7 +14,7 @@ from ._engine import (
     native_dir,
 )
 from ._local_files import fetch_smollm2
-from ._model import DegenerateReplyError, Model, ModelStats, get_model, parse_model_spec
+from ._model import DegenerateReplyError, Model, ModelRequest, ModelStats, get_model, parse_model_spec
 from ._reasoning import split_reasoning, strip_reasoning
 from ._types import (
     ChatMessage,
@@ -44,6 +44,7 @@ __all__ = [
     "Model",
     "ModelAPI",
     "ModelOutput",
+    "ModelRequest",
     "ModelStats",
     "ResponseCache",
     "TokenLogprob",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .._util.errors import ModelError
 from ._api import ModelAPI, model_providers
@@ -33,6 +34,16 @@ class ModelStats:
     """Tokens of the calls that reached the provider."""
 
 
+class ModelRequest(NamedTuple):
+    """One call as :meth:`Model.send` sends it."""
+
+    messages: list[ChatMessage]
+    config: GenerateConfig
+    """The model's default settings merged with the call's."""
+    key: str
+    """The request key (the response-cache key): the model's identity, the messages and the settings."""
+
+
 class Model:
     """A model ready to generate: a provider plus cache, concurrency bound and defaults."""
 
@@ -56,9 +67,7 @@ class Model:
         """The provider-qualified model name."""
         return self.api.name
 
-    def request(
-        self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None
-    ) -> tuple[list[ChatMessage], GenerateConfig, str]:
+    def request(self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None) -> ModelRequest:
         """The chat, the settings and the request key of a call, as :meth:`generate` would send it.
 
         The key is the response-cache key: the model's identity, the messages and every
@@ -66,7 +75,7 @@ class Model:
         """
         chat = [user(messages)] if isinstance(messages, str) else list(messages)
         merged = self.config.merge(config)
-        return chat, merged, cache_key(self.api.describe(), chat, merged)
+        return ModelRequest(chat, merged, cache_key(self.api.describe(), chat, merged))
 
     async def generate(
         self, messages: str | Sequence[ChatMessage], config: GenerateConfig | None = None
@@ -81,7 +90,11 @@ class Model:
             DegenerateReplyError: The reply is empty (and not cut at the token limit), was
                 stopped by a content filter, or is an error; it is not cached.
         """
-        chat, merged, key = self.request(messages, config)
+        return await self.send(self.request(messages, config))
+
+    async def send(self, request: ModelRequest) -> ModelOutput:
+        """:meth:`generate` for a call prepared by :meth:`request` (its key is not computed again)."""
+        chat, merged, key = request
         self.stats.calls += 1
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -94,6 +107,10 @@ class Model:
         except BaseException:
             self.stats.errors += 1
             raise
+        # Let the call waiting for this slot go out before this reply is recorded and scored:
+        # at high concurrency replies arrive in bursts, and the next requests should not wait
+        # for the whole burst's bookkeeping.
+        await asyncio.sleep(0)
         self.stats.usage = self.stats.usage + output.usage
         if output.truncated:
             self.stats.truncated += 1

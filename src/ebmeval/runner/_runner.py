@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import re
 import sys
@@ -188,7 +189,9 @@ def run(
     notebooks); otherwise they are built from the config.
     """
     task = task or create_task(config.task, **config.task_args)
+    given = models is not None
     models = models or build_models(config, task)
+    in_progress = _samples_in_progress(config, models["model"], given=given)
     store = RunStore(config.store)
     config_hash = stable_hash(run_identity(config, task, models))
     run_record, resumed = store.begin_run(
@@ -216,7 +219,17 @@ def run(
     try:
         try:
             asyncio.run(
-                _execute(task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None))
+                _execute(
+                    task,
+                    models,
+                    store,
+                    run_id,
+                    samples,
+                    config,
+                    progress,
+                    on_progress or (lambda _p: None),
+                    in_progress,
+                )
             )
         except BaseExceptionGroup as group:
             # a store that cannot be written (disk full, damaged) stops every sample: say it once
@@ -227,6 +240,9 @@ def run(
         status = "errors" if progress.errors else "complete"
     finally:
         try:
+            if status == "interrupted":  # writes in flight when the run stopped: the error raised says why
+                with contextlib.suppress(SQLiteError):
+                    store.flush()
             store.set_status(run_id, status)
             store.release(run_id)
             final = store.get_run(run_id)
@@ -259,6 +275,7 @@ async def _execute(
     config: RunConfig,
     progress: Progress,
     on_progress: ProgressCallback,
+    in_progress: int,
 ) -> None:
     generated = store.done_generations(run_id)
     stepped = store.stepped(run_id)
@@ -274,7 +291,7 @@ async def _execute(
             else:
                 todo.append((sample, epoch))
     on_progress(progress)
-    limit = asyncio.Semaphore(config.concurrency or models["model"].max_concurrency)
+    limit = asyncio.Semaphore(in_progress)
     unique_models = list({id(m): m for m in models.values()}.values())
     if todo:
         for model in unique_models:
@@ -317,6 +334,21 @@ async def _execute(
     async with asyncio.TaskGroup() as group:
         for sample, epoch in todo:
             group.create_task(one(sample, epoch))
+    store.flush()  # a write that failed on the store's writer thread fails the run here
+
+
+def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int:
+    """How many samples a run works on at once.
+
+    Twice the calls the model takes at once (``--concurrency``, per replica), so a sample with its
+    request ready waits at the model's bound and is sent the moment a call returns. A model built
+    elsewhere (``given``) that takes more calls at once than ``concurrency`` asks for gets only
+    ``concurrency`` samples at a time.
+    """
+    bound = model.max_concurrency
+    if given and config.concurrency is not None and config.concurrency < bound:
+        return config.concurrency
+    return 2 * bound
 
 
 def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:

@@ -92,22 +92,22 @@ class SampleContext:
         chosen = self.model(role)
         if chosen.config.merge(config).seed is None:
             config = (config or GenerateConfig()).merge(GenerateConfig(seed=self.seed))
-        chat, _merged, request = chosen.request(messages, config)
-        done = self.memo.get_step(step, request)
+        request = chosen.request(messages, config)
+        done = self.memo.get_step(step, request.key)
         self.steps.append(step)
         if done is not None:
             output = ModelOutput.model_validate(done["output"])
         else:
-            output = await chosen.generate(chat, config)
+            output = await chosen.send(request)
             self.memo.put_step(
                 step,
                 {
                     "role": role,
                     "model": chosen.name,
-                    "messages": [m.model_dump() for m in chat],
+                    "messages": [m.model_dump() for m in request.messages],
                     "output": output.model_dump(exclude={"raw"}),
                 },
-                request,
+                request.key,
             )
         self.outputs.append(output)
         return output
