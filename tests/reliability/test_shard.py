@@ -190,3 +190,32 @@ async def test_two_replicas_share_the_requests_and_one_stopping_mid_run_fails_ov
         f"replicas: spread {spread[0]}/{spread[1]}; failover: stopped replica answered {d.stats.requests}, "
         f"the other {c.stats.requests}"
     )
+
+
+async def test_a_replica_whose_connections_fail_is_tried_last_until_it_answers_again() -> None:
+    """A replica that drops every connection costs one failed attempt, not one per request."""
+    from ebmeval.models import Model
+    from ebmeval.models.providers.openai_compatible import OpenAICompatibleModel, RetryPolicy
+
+    dropped: list[int] = []
+
+    async def drop(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        dropped.append(1)
+        writer.close()
+
+    broken = await asyncio.start_server(drop, "127.0.0.1", 0)
+    port = broken.sockets[0].getsockname()[1]
+    try:
+        async with DelayServer(0.01, reply=_letter) as good:
+            api = OpenAICompatibleModel(
+                "m", base_url=f"http://127.0.0.1:{port}/v1,{good.url}/v1", max_concurrency=4,
+                retry=RetryPolicy(max_retries=0),
+            )  # fmt: skip
+            model = Model(api)  # 4 calls in flight per replica, 8 in all
+            replies = await asyncio.gather(*(model.generate(f"Question {i}") for i in range(60)))
+            await model.aclose()
+    finally:
+        broken.close()
+        await broken.wait_closed()
+    assert len(replies) == 60 and good.stats.requests == 60
+    assert len(dropped) <= 4, len(dropped)  # at most the first calls, sent before any had failed

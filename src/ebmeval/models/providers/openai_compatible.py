@@ -37,6 +37,8 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses that mean "try again later"."""
 
 _CONNECT_TIMEOUT = 10.0
+_DOWN_S = 1.0
+_DOWN_MAX_S = 30.0
 _MODEL_MISSING = re.compile(r"not found|does not exist|not exist|unknown model|no such model", re.IGNORECASE)
 
 
@@ -246,6 +248,10 @@ class OpenAICompatibleModel(ModelAPI):
         self.base_url = self.base_urls[0]
         self._in_flight = [0] * len(self.base_urls)
         self._turn = 0
+        self._down_until = [0.0] * len(self.base_urls)
+        """``time.monotonic()`` until which a replica whose connection failed is tried only as a last resort."""
+        self._failures = [0] * len(self.base_urls)
+        """Connection failures of each replica since it last answered."""
         self.name = f"openai-compatible/{model}"
         self.replica_concurrency = max_concurrency
         self.max_concurrency = max_concurrency * len(self.base_urls)
@@ -388,15 +394,19 @@ class OpenAICompatibleModel(ModelAPI):
                     unreached += 1
                     reason = _describe(exc)
                     cause = f"{at}connection failed ({reason})"
+                    self._mark_down(index)
                     continue
                 except TimeoutError:  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
                     cause = f"{at}no answer within {seconds:g} s"
+                    self._mark_down(index)
                     continue
                 except aiohttp.ClientError as exc:  # payload errors, disconnects, resets, protocol errors
                     cause = f"{at}connection broken ({_describe(exc)})"
+                    self._mark_down(index)
                     continue
                 finally:
                     self._in_flight[index] -= 1
+                self._failures[index], self._down_until[index] = 0, 0.0
                 self._reached = True
                 if response.status == 200:
                     try:
@@ -421,12 +431,26 @@ class OpenAICompatibleModel(ModelAPI):
         raise ModelError(f"{self.name} at {where}: gave up after {tries}; last error: {cause}")
 
     def _pick(self, tried: set[int]) -> int:
-        """The untried replica with the fewest calls in flight, ties broken in turn (round-robin)."""
+        """The untried replica with the fewest calls in flight, ties broken in turn (round-robin).
+
+        A replica marked down (:meth:`_mark_down`) is picked only when every untried one is down.
+        """
         count = len(self.base_urls)
         self._turn = (self._turn + 1) % count
+        now = time.monotonic()
         return min(
-            (i for i in range(count) if i not in tried), key=lambda i: (self._in_flight[i], (i - self._turn) % count)
+            (i for i in range(count) if i not in tried),
+            key=lambda i: (self._down_until[i] > now, self._in_flight[i], (i - self._turn) % count),
         )
+
+    def _mark_down(self, index: int) -> None:
+        """Try replica ``index`` last for a while: 1 s after its first failure, doubling up to 30 s.
+
+        Its next answer clears the mark. With one replica nothing changes: it is always tried.
+        """
+        self._failures[index] += 1
+        pause = min(_DOWN_MAX_S, _DOWN_S * 2 ** (self._failures[index] - 1))
+        self._down_until[index] = time.monotonic() + pause
 
     def _refusal(self, response: aiohttp.ClientResponse, body: bytes, base_url: str) -> ModelError:
         """The error for a response that retrying cannot fix, from the replica at ``base_url``."""
