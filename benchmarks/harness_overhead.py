@@ -11,7 +11,9 @@ Per run (tool, delay, concurrency ``c``, repeat), with times from the server's c
 - ``startup_s`` = first request arrival − process launch
 - ``request_phase_s`` = last answer sent − first request arrival
 - ``request_rate`` = N / ``request_phase_s``; ``ideal_rate`` = c / delay;
-  ``ratio_to_ideal`` = ``request_rate`` / ``ideal_rate``
+  ``ratio_to_ideal`` = ``request_rate`` / ``ideal_rate`` (a perfect client answers N questions
+  in ceil(N / c) waves of ``delay``, so choose N a multiple of every c: 400 at c = 64 is 7 waves
+  for 6.25 waves' work, and even a perfect client reaches only 0.89)
 - ``process_rate`` = N / (process exit − process launch)
 - ``overhead_ms_per_sample`` (delay 0 only) = 1000 · ``request_phase_s`` / N
 - ``cpu_ms_per_sample`` = 1000 · (user + system CPU seconds of the process tree) / N
@@ -134,10 +136,9 @@ def commands(
     """The command line and extra environment that run ``tool`` on the questions."""
     data = work / "questions.jsonl"
     env = {"OPENAI_API_KEY": "dummy", "NO_PROXY": "127.0.0.1", "no_proxy": "127.0.0.1"}
-    if tool in ("ebmeval", "ebmeval+sniffio"):
-        if tool == "ebmeval+sniffio":
-            # httpcore 1.0 re-attempts `import sniffio` on every request when it is missing.
-            env["PYTHONPATH"] = args.sniffio_path
+    if tool in ("ebmeval", "ebmeval-before"):
+        if tool == "ebmeval-before":  # another checkout's source, e.g. the commit before a change
+            env["PYTHONPATH"] = args.before_src
         store = tempfile.mkdtemp(dir=work) + "/runs.sqlite"
         env["EBMEVAL_CACHE_DIR"] = str(work / "cache")
         cmd = [str(Path(args.ebmeval_python).parent / "ebmeval"), "run", "--task", "mcq-file"]
@@ -310,10 +311,9 @@ def main() -> None:
     parser.add_argument("--ebmeval-python", default=str(EBMEVAL_PYTHON))
     parser.add_argument("--lm-eval-python", default="/tmp/bvenvs/lmeval/bin/python")
     parser.add_argument("--inspect-python", default="/tmp/bvenvs/inspect/bin/python")
-    parser.add_argument(
-        "--sniffio-path", default="/tmp/bench/overlay", help="folder holding sniffio, for ebmeval+sniffio"
-    )
+    parser.add_argument("--before-src", help="a checkout's src/ folder, run as tool ebmeval-before")
     parser.add_argument("--out", type=Path, default=RESULTS / "harness_overhead.json")
+    parser.add_argument("--append", action="store_true", help="add the runs to those already in --out")
     args = parser.parse_args()
 
     runs: list[Measurement] = []
@@ -334,13 +334,31 @@ def main() -> None:
                                 f"load {run.load_before} {shown}",
                                 flush=True,
                             )
+    settings = [
+        {
+            "n": args.n,
+            "delays": args.delays,
+            "concurrency": args.concurrency,
+            "repeats": args.repeats,
+            "before_src": args.before_src,
+        }
+    ]
+    found = versions(args)
+    if args.append and args.out.exists():  # add these runs to an earlier invocation's
+        earlier = json.loads(args.out.read_text())
+        if earlier["runs"] and earlier["runs"][0]["n"] != args.n:
+            raise SystemExit(f"{args.out} holds runs of {earlier['runs'][0]['n']} questions, not {args.n}")
+        fields = set(Measurement.__dataclass_fields__)
+        runs = [Measurement(**{k: v for k, v in r.items() if k in fields}) for r in earlier["runs"]] + runs
+        settings = earlier["settings"] + settings
+        found = {**earlier["versions"], **found}
     rows = median_rows(runs)
     result = {
         "benchmark": "harness_overhead",
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-        "versions": versions(args),
-        "settings": {"n": args.n, "delays": args.delays, "concurrency": args.concurrency, "repeats": args.repeats},
+        "versions": found,
+        "settings": settings,
         "runs": [{**asdict(m), **m.derived} for m in runs],
         "medians": rows,
         "table": table(rows, args.n),
