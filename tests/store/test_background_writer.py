@@ -53,8 +53,13 @@ def test_a_failing_write_keeps_the_others_and_is_raised_once_naming_the_table(tm
         writer.flush()
     writer.flush()  # reported once
     writer.write(INSERT, (4, "four"))
+    writer.write(INSERT, (5, None))
+    writer._queue.join()  # the failure is recorded: the next write reports it, and is kept itself
+    with pytest.raises(SQLiteError, match="NOT NULL"):
+        writer.write(INSERT, (6, "six"))
     writer.close()
-    assert count(path) == 3
+    with sqlite3.connect(path) as db:
+        assert [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")] == [1, 3, 4, 6]
 
 
 def test_the_thread_ends_when_idle_and_a_later_write_starts_it_again(tmp_path: Path) -> None:

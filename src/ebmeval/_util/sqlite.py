@@ -117,8 +117,7 @@ class BackgroundWriter:
         self._closed = False
 
     def write(self, sql: str, params: tuple[object, ...]) -> None:
-        """Queue one statement; raises the error of an earlier write that failed."""
-        self._raise_failure()
+        """Queue one statement; then raises the error of an earlier write that failed, if one did."""
         with self._state:
             if self._closed:
                 raise SQLiteError(f"{self.path}: the {self.what} is closed")
@@ -128,6 +127,7 @@ class BackgroundWriter:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name=f"sqlite writer {self.path.name}")
                 self._thread.start()
+        self._raise_failure()
 
     def flush(self) -> None:
         """Wait until every queued write is committed; raises the error of one that failed."""
@@ -175,6 +175,9 @@ class BackgroundWriter:
                 self._commit(batch)
                 if self._on_commit is not None:
                     self._on_commit(batch)
+            except Exception as exc:  # the thread must live on, or flush() would wait forever
+                with self._state:
+                    self._failure = self._failure or SQLiteError(f"{self.path}: writing the {self.what} failed: {exc}")
             finally:
                 for _ in batch:
                     self._queue.task_done()
