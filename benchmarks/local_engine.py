@@ -146,6 +146,7 @@ def one_slots(engine: str, slots: int, requests: int, max_tokens: int, model: st
         "wall_s": wall,
         "decode_tok_s": tokens / wall,
         "per_request_decode_tok_s": statistics.median(a["timings"]["predicted_per_second"] for a in answers),
+        "texts": [a["choices"][0]["message"]["content"] for a in answers],
     }
 
 
@@ -172,6 +173,18 @@ def _median(rows: list[dict[str, Any]], key: str) -> str:
     return f"{statistics.median(values):.1f}" if values else "–"
 
 
+def _agreement(every: list[dict[str, Any]], rows: list[dict[str, Any]]) -> str:
+    """Greedy replies of ``rows`` identical to the one-slot replies of the same engine and repeat."""
+    same = total = 0
+    for row in rows:
+        one = [r for r in every if r["engine"] == row["engine"] and r["repeat"] == row["repeat"] and r["slots"] == 1]
+        if not one or "texts" not in row or "texts" not in one[0]:
+            return "–"
+        same += sum(a == b for a, b in zip(row["texts"], one[0]["texts"], strict=True))
+        total += len(row["texts"])
+    return f"{same}/{total}"
+
+
 def report() -> str:
     """The saved results as Markdown tables: medians over repeats, with each run's load."""
     data = json.loads(RESULTS.read_text(encoding="utf-8"))
@@ -192,15 +205,15 @@ def report() -> str:
             f"{slots['requests']} requests × {slots['max_tokens']} tokens, `{slots['model']}`, "
             f"measured {slots['measured_at']}:",
             "",
-            "| engine | slots | decode tok/s (all slots) | per request tok/s | load |",
-            "|---|---|---|---|---|",
+            "| engine | slots | decode tok/s (all slots) | per request tok/s | replies equal to 1 slot's | load |",
+            "|---|---|---|---|---|---|",
         ]
         for engine in dict.fromkeys(r["engine"] for r in slots["rows"]):
             for n in sorted({r["slots"] for r in slots["rows"]}):
                 rows = [r for r in slots["rows"] if r["engine"] == engine and r["slots"] == n]
                 cells = [_median(rows, k) for k in ("decode_tok_s", "per_request_decode_tok_s")]
                 loads = ", ".join(f"{r['load']:.1f}" for r in rows)
-                lines.append(f"| {engine} | {n} | {' | '.join(cells)} | {loads} |")
+                lines.append(f"| {engine} | {n} | {' | '.join(cells)} | {_agreement(slots['rows'], rows)} | {loads} |")
     return "\n".join(lines)
 
 

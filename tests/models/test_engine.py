@@ -335,6 +335,10 @@ def test_the_engine_is_provenance_not_model_identity() -> None:
     assert isinstance(prebuilt, LlamaCppModel)
     assert prebuilt.provenance()["engine"].startswith("xllamacpp ")
     assert prebuilt.provenance()["n_parallel"] == 1
+    # parallel slots batch requests together, which changes greedy replies: another identity
+    assert "slots" not in prebuilt.describe()
+    slotted = local("smollm2", engine="xllamacpp", n_threads=1, n_parallel=4)
+    assert slotted.describe() == {**prebuilt.describe(), "slots": 4}
     _install_record(native_dir())
     fake_binary(native_dir() / "llama-server")
     native = local("smollm2", n_threads=1)

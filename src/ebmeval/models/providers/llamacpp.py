@@ -226,13 +226,20 @@ class LlamaCppModel(ModelAPI):
         self._tokenize_client: httpx.Client | None = None
 
     def describe(self) -> dict[str, Any]:
-        """The model's identity: name, file sha256, context window and engine.
+        """The model's identity: name, file sha256, context window, engine and, above one, slots.
 
         The window decides how long inputs are cut; the engine (xllamacpp or a native build, and
-        its version) runs other kernels, whose floating-point sums may differ. Both can change a
-        reply, so both key the response cache and the run. Threads and slots do not.
+        its version) runs other kernels, whose floating-point sums may differ. Parallel slots
+        decode requests in shared batches, and greedy replies then change with the batching:
+        with 2 slots 6 of 8 replies equalled the one-slot replies, with 4 slots 3 of 8, and a
+        repeat of the same 4-slot run gave other replies again (``benchmarks/local_engine.py
+        slots``). All three can change a reply, so they key the response cache and the run;
+        threads do not.
         """
-        return {"name": self.name, "sha256": self.file.sha256, "n_ctx": self.n_ctx, "engine": self._engine}
+        described = {"name": self.name, "sha256": self.file.sha256, "n_ctx": self.n_ctx, "engine": self._engine}
+        if self.max_concurrency > 1:
+            described["slots"] = self.max_concurrency
+        return described
 
     def provenance(self) -> dict[str, Any]:
         """How the model is run: the engine (and, for a native build, its flags and CPU) and the settings."""
