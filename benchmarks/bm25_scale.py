@@ -94,7 +94,7 @@ def safe_query(query: str) -> str:
 
     The parser reads ``: ( ) [ ] " ' + - ^ ~ *`` as syntax and the upper-case words ``AND``,
     ``OR``, ``NOT`` and ``IN`` as operators (``IN`` starts a term set, so ``PREVALENCE IN THE``
-    is a syntax error). Keeping only ``\w+`` runs, lower-cased, leaves a disjunction of terms,
+    is a syntax error). Keeping only runs of word characters, lower-cased, leaves a disjunction of terms,
     which is what the other systems score; ``en_stem`` lower-cases terms anyway.
     """
     return " ".join(re.findall(r"\w+", query)).lower()
