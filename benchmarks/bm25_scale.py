@@ -90,7 +90,14 @@ def repeat_corpus(args: argparse.Namespace) -> None:
 
 
 def safe_query(query: str) -> str:
-    return " ".join(re.findall(r"\w+", query))
+    """``query`` as plain words for tantivy's query parser: no syntax characters, lower case.
+
+    The parser reads ``: ( ) [ ] " ' + - ^ ~ *`` as syntax and the upper-case words ``AND``,
+    ``OR``, ``NOT`` and ``IN`` as operators (``IN`` starts a term set, so ``PREVALENCE IN THE``
+    is a syntax error). Keeping only runs of word characters, lower-cased, leaves a disjunction of terms,
+    which is what the other systems score; ``en_stem`` lower-cases terms anyway.
+    """
+    return " ".join(re.findall(r"\w+", query)).lower()
 
 
 def run(args: argparse.Namespace) -> None:

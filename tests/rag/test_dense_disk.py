@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ebmeval._util.errors import ConfigError
 from ebmeval.rag import build_index, load_index
 from ebmeval.rag.corpus import write_store
 from ebmeval.rag.index import read_manifest
 from ebmeval.rag.retrievers import DenseRetriever
-from ebmeval.rag.retrievers._dense_disk import recall_at_k
+from ebmeval.rag.retrievers._dense_disk import recall_at_k, rerank_exact
 from ebmeval.tasks import Document
 
 pytest.importorskip("sentence_transformers")
@@ -52,13 +54,19 @@ def test_ivfpq_records_recall_against_exact_search(tiny_encoder: Path, tmp_path:
     docs = varied_corpus(3000)
     manifest = build_index(
         docs, tmp_path / "ix", "dense", model=str(tiny_encoder), index="ivfpq", nlist=16, pq_m=32, pq_bits=8,
-        nprobe=16, train_size=2000, shard_size=700, recall_queries=100,
+        nprobe=16, rerank=0, train_size=2000, shard_size=700, recall_queries=100,
     )  # fmt: skip
     assert manifest.params["nlist"] == 16 and manifest.params["pq_m"] == 32
     assert "embeddings.npy" not in manifest.arrays and "ivfpq.faiss.npy" in manifest.arrays
     recall = manifest.report["recall_at_10"]
     assert manifest.report["recall_queries"] == 100 and 0.5 < recall <= 1.0, recall
+    assert manifest.report["rerank"] == 0 and manifest.report["recall_at_10_without_rerank"] == recall
+    # an index written before re-ranking existed (no "rerank" parameter) loads as not re-ranked
+    raw = json.loads((tmp_path / "ix" / "manifest.json").read_text())
+    del raw["params"]["rerank"]
+    (tmp_path / "ix" / "manifest.json").write_text(json.dumps(raw))
     loaded = load_index(tmp_path / "ix")
+    assert isinstance(loaded, DenseRetriever) and loaded.rerank == 0 and loaded.embeddings is None
     assert isinstance(loaded, DenseRetriever) and loaded.graph.nprobe == 16
     # the recorded recall is what the loaded index achieves on those queries
     exact = DenseRetriever.build(docs, model=str(tiny_encoder))
@@ -70,6 +78,53 @@ def test_ivfpq_records_recall_against_exact_search(tiny_encoder: Path, tmp_path:
     assert recall_at_k(found, truth) == pytest.approx(recall, abs=0.02)
     hits = loaded.retrieve(["statin trial"], 3)[0]
     assert [h.rank for h in hits] == [1, 2, 3]
+
+
+def test_reranked_ivfpq_returns_the_exact_top_k(tiny_encoder: Path, tmp_path: Path) -> None:
+    docs = varied_corpus(3000)
+    manifest = build_index(
+        docs, tmp_path / "ix", "dense", model=str(tiny_encoder), index="ivfpq", nlist=16, pq_m=32, pq_bits=8,
+        nprobe=16, rerank=20, train_size=2000, shard_size=700, recall_queries=100,
+    )  # fmt: skip
+    assert "embeddings.npy" in manifest.arrays and not (tmp_path / "ix" / "shards").exists()
+    report = manifest.report
+    assert report["rerank"] == 20 and report["recall_queries"] == 100
+    # PQ scores alone miss neighbours; re-scoring 200 candidates exactly finds all of them
+    assert report["recall_at_10_without_rerank"] < 0.95 and report["recall_at_10"] == 1.0, report
+    loaded = load_index(tmp_path / "ix")
+    assert isinstance(loaded, DenseRetriever) and loaded.rerank == 20 and isinstance(loaded.embeddings, np.memmap)
+    exact = DenseRetriever.build(docs, model=str(tiny_encoder))
+    assert exact.embeddings is not None
+    queries = exact.embeddings[np.random.default_rng(2).choice(3000, 50, False)]
+    truth_scores, truth = exact.search(queries, 10)
+    scores, found = loaded.search(queries, 10)
+    np.testing.assert_allclose(scores, truth_scores, atol=1e-5)  # exact scores, not PQ estimates
+    assert recall_at_k(found, truth) == 1.0
+    texts = ["statin trial", "sepsis in the elderly", "vaccine cohort"]
+    hits = [[(h.document.id, round(h.score, 4)) for h in q] for q in loaded.retrieve(texts, 5)]
+    assert hits == [[(h.document.id, round(h.score, 4)) for h in q] for q in exact.retrieve(texts, 5)]
+
+
+def test_rerank_exact_orders_the_candidates_by_exact_score() -> None:
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    queries = rng.standard_normal((4, 8)).astype(np.float32)
+    candidates = np.stack([rng.permutation(300)[:40] for _ in range(4)])
+    candidates[:, 5] = -1
+    candidates[3, 2:] = -1  # a query with fewer valid candidates than k
+    scores, ids = rerank_exact(vectors, queries, candidates, 5)
+    for q in range(4):
+        valid = candidates[q][candidates[q] >= 0]
+        exact = vectors[valid] @ queries[q]
+        order = np.argsort(-exact)[:5]
+        assert ids[q][: len(order)].tolist() == valid[order].tolist()
+        np.testing.assert_allclose(scores[q][: len(order)], exact[order], rtol=1e-6)
+    assert ids[3].tolist()[2:] == [-1, -1, -1] and np.isneginf(scores[3][2:]).all()
+
+
+def test_rerank_must_not_be_negative(tiny_encoder: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="rerank"):
+        build_index(varied_corpus(20), tmp_path / "ix", "dense", model=str(tiny_encoder), index="ivfpq", rerank=-1)
 
 
 def test_recall_at_k() -> None:

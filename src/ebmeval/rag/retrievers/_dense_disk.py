@@ -148,6 +148,40 @@ def exact_top_k(
     return best_scores, best_ids
 
 
+def rerank_exact(
+    vectors: npt.NDArray[np.float32],
+    queries: npt.NDArray[np.float32],
+    candidates: npt.NDArray[np.int64],
+    k: int,
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
+    """The exact top ``k`` of each query's ``candidates`` (corpus positions, −1 pads), re-scored against ``vectors``.
+
+    ``score(q, d) = q · vectors[d]`` in float32; ties go to the lower position. ``vectors``
+    may be memory-mapped: only the candidates' rows are read, a block of queries at a time
+    (about 32 MB of gathered rows).
+    Rows with fewer than ``k`` valid candidates are padded with position −1 and score −∞.
+    """
+    depth = min(k, candidates.shape[1])
+    scores = np.full((len(queries), depth), -np.inf, dtype=np.float32)
+    ids = np.full((len(queries), depth), -1, dtype=np.int64)
+    block = max(1, 2**23 // max(1, candidates.shape[1] * vectors.shape[1]))
+    for start in range(0, len(queries), block):
+        part = candidates[start : start + block]
+        valid = part >= 0
+        safe = np.where(valid, part, 0)
+        positions = np.unique(safe)  # sorted: the rows are read in file order
+        rows = np.asarray(vectors[positions], dtype=np.float32)
+        where = np.searchsorted(positions, safe)
+        exact = np.einsum("qcd,qd->qc", rows[where], queries[start : start + block].astype(np.float32))
+        exact = np.where(valid, exact, -np.inf).astype(np.float32)
+        order = np.lexsort((np.where(valid, part, np.iinfo(np.int64).max), -exact), axis=-1)[:, :depth]
+        scores[start : start + block] = np.take_along_axis(exact, order, 1)
+        ids[start : start + block] = np.where(
+            np.isfinite(scores[start : start + block]), np.take_along_axis(part, order, 1), -1
+        )
+    return scores, ids
+
+
 def recall_at_k(found: npt.NDArray[np.int64], exact: npt.NDArray[np.int64]) -> float:
     """Mean over queries of ``|found_q ∩ exact_q| / |exact_q|`` (−1 paddings ignored)."""
     values = []
