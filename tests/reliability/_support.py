@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -111,8 +112,19 @@ def counts(store: Path, table: str) -> tuple[int, int]:
 
 
 def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    """Start a CLI process with its output captured."""
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """Start a CLI process with its output captured and SIGHUP at its default.
+
+    A test suite run under ``nohup`` would otherwise hand on an ignored SIGHUP, which the CLI
+    keeps ignored by design.
+    """
+    return subprocess.Popen(
+        args,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+    )
 
 
 def wait_for(predicate: Any, timeout: float, interval: float = 0.05) -> bool:

@@ -96,14 +96,16 @@ class Model:
         """:meth:`generate` for a call prepared by :meth:`request` (its key is not computed again)."""
         chat, merged, key = request
         self.stats.calls += 1
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self.stats.cache_hits += 1
-                return checked_reply(hit)  # a cache written by an older release may hold empty replies
+        if (hit := self._cached(key)) is not None:
+            return hit
         try:
+            waited = self._semaphore.locked()
             async with self._semaphore:
+                if waited and (hit := self._cached(key)) is not None:
+                    return hit  # the same request finished while this call waited for a slot
                 output = checked_reply(await self.api.generate(chat, merged))
+                if self.cache is not None and not output.truncated:
+                    self.cache.put(key, output)  # before the slot is free, so a call waiting for it finds the reply
         except BaseException:
             self.stats.errors += 1
             raise
@@ -114,9 +116,15 @@ class Model:
         self.stats.usage = self.stats.usage + output.usage
         if output.truncated:
             self.stats.truncated += 1
-        elif self.cache is not None:
-            self.cache.put(key, output)
         return output
+
+    def _cached(self, key: str) -> ModelOutput | None:
+        """The cached reply to request ``key``, counted as a cache hit, if the cache has one."""
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            return None
+        self.stats.cache_hits += 1
+        return checked_reply(hit)  # a cache written by an older release may hold empty replies
 
     def count_tokens(self, text: str) -> int:
         """Tokens ``text`` takes for this model."""
