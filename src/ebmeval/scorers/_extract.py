@@ -188,13 +188,13 @@ _ECHO_LEAD = re.compile(rf"[\s{re.escape(_LEAD_MARKS)}]*")
 
 
 @functools.lru_cache(maxsize=4096)
-def _echo_pattern(text: str) -> re.Pattern[str]:
-    return re.compile(_ECHO_LEAD.pattern + r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
+def _text_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
 
 
 @functools.lru_cache(maxsize=4096)
-def _text_pattern(text: str) -> re.Pattern[str]:
-    return re.compile(r"\s+".join(map(re.escape, text.split())) + r"(?!\w)", re.I)
+def _echo_pattern(text: str) -> re.Pattern[str]:
+    return re.compile(_ECHO_LEAD.pattern + _text_pattern(text).pattern, re.I)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -244,14 +244,6 @@ class _Reader:
             return pos  # the option's text cannot start here: no need to compile its pattern
         echoed = _echo_pattern(option).match(text, pos)
         return echoed.end() if echoed else pos
-
-    def quoted_at(self, text: str, pos: int) -> list[tuple[str, int]]:
-        """The options whose text ``text`` quotes from ``pos`` on: (letter, end) pairs."""
-        return [
-            (letter, found.end())
-            for letter, quoted in self._quoted.items()
-            if _word_at(text, pos, quoted.split(" ", 1)[0]) and (found := _text_pattern(quoted).match(text, pos))
-        ]
 
     def span(self, text: str) -> Result:
         """Read ``text`` (a statement's rest of line, a JSON value, a line) completely."""
@@ -406,7 +398,11 @@ class _Reader:
 
     def _option_at(self, text: str, pos: int) -> tuple[str, int] | None:
         """The longest option text starting at ``pos``: its letter and end."""
-        matches = [(end, letter) for letter, end in self.quoted_at(text, pos)]
+        matches = [
+            (found.end(), letter)
+            for letter, quoted in self._quoted.items()
+            if _word_at(text, pos, quoted.split(" ", 1)[0]) and (found := _text_pattern(quoted).match(text, pos))
+        ]
         if not matches:
             return None
         end, letter = max(matches)

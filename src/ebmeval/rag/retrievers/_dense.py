@@ -399,7 +399,7 @@ class DenseRetriever(IndexedRetriever):
             _, found = built.search(queries, 10)
             built._report = {"recall_at_10": recall_at_k(found, exact), "recall_queries": len(sample)}
             if index == "ivfpq":
-                _, unranked = built.graph.search(queries, 10)
+                unranked = found if built.rerank == 0 else built.graph.search(queries, 10)[1]
                 built._report.update(rerank=built.rerank, recall_at_10_without_rerank=recall_at_k(unranked, exact))
         if not keep_shards:
             for file in shards.files():
