@@ -161,9 +161,36 @@ def child(arguments: list[str]) -> dict[str, Any]:
     return {**json.loads(completed.stdout.strip().splitlines()[-1]), "load": round(load, 2)}
 
 
+def this_cpu() -> dict[str, Any]:
+    """The CPU the figures were taken on: its model name and the instruction sets llama.cpp can use."""
+    from ebmeval.models import cpu_features
+
+    name = ""
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                name = line.partition(":")[2].strip()
+                break
+    return {"model": name, "cores": os.cpu_count(), "features": list(cpu_features())}
+
+
+def cpu_class(features: list[str]) -> str:
+    """``avx512+amx``, ``avx512`` or ``avx2``: the results of each class of CPU are kept apart."""
+    if "avx512f" not in features:
+        return "avx2"
+    return "avx512+amx" if "amx_tile" in features else "avx512"
+
+
 def save(key: str, rows: list[dict[str, Any]], settings: dict[str, Any]) -> None:
+    """Store ``rows`` under ``key@CPU class``, replacing only the earlier figures of the same class."""
     data = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
-    data[key] = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"), **settings, "rows": rows}
+    cpu = this_cpu()
+    data[f"{key}@{cpu_class(cpu['features'])}"] = {
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpu": cpu,
+        **settings,
+        "rows": rows,
+    }
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
@@ -189,32 +216,48 @@ def report() -> str:
     """The saved results as Markdown tables: medians over repeats, with each run's load."""
     data = json.loads(RESULTS.read_text(encoding="utf-8"))
     lines: list[str] = []
-    if "main_job" in data:
-        job = data["main_job"]
-        lines += [f"PubMedQA, {job['limit']} questions, `{job['model']}`, measured {job['measured_at']}:", ""]
-        lines += ["| engine | runs | wall s | prompt tok/s | decode tok/s | load |", "|---|---|---|---|---|---|"]
-        for engine in dict.fromkeys(r["engine"] for r in job["rows"]):
-            rows = [r for r in job["rows"] if r["engine"] == engine]
-            cells = [_median(rows, k) for k in ("wall_s", "prompt_tok_s", "decode_tok_s")]
-            loads = ", ".join(f"{r['load']:.1f}" for r in rows)
-            lines.append(f"| {engine} | {len(rows)} | {' | '.join(cells)} | {loads} |")
-        lines.append("")
-    if "slots" in data:
-        slots = data["slots"]
-        lines += [
-            f"{slots['requests']} requests × {slots['max_tokens']} tokens, `{slots['model']}`, "
-            f"measured {slots['measured_at']}:",
-            "",
-            "| engine | slots | decode tok/s (all slots) | per request tok/s | replies equal to 1 slot's | load |",
-            "|---|---|---|---|---|---|",
-        ]
-        for engine in dict.fromkeys(r["engine"] for r in slots["rows"]):
-            for n in sorted({r["slots"] for r in slots["rows"]}):
-                rows = [r for r in slots["rows"] if r["engine"] == engine and r["slots"] == n]
-                cells = [_median(rows, k) for k in ("decode_tok_s", "per_request_decode_tok_s")]
-                loads = ", ".join(f"{r['load']:.1f}" for r in rows)
-                lines.append(f"| {engine} | {n} | {' | '.join(cells)} | {_agreement(slots['rows'], rows)} | {loads} |")
+    for key, job in data.items():
+        if key.startswith("main_job"):
+            lines += _main_job_table(job)
+        elif key.startswith("slots"):
+            lines += _slots_table(job)
     return "\n".join(lines)
+
+
+def _cpu_line(job: dict[str, Any]) -> str:
+    cpu = job["cpu"]
+    return f"{cpu['model']}, {cpu['cores']} cores, {' '.join(cpu['features'])}"
+
+
+def _main_job_table(job: dict[str, Any]) -> list[str]:
+    lines = [f"PubMedQA, {job['limit']} questions, `{job['model']}`, measured {job['measured_at']}", ""]
+    lines += [f"CPU: {_cpu_line(job)}", ""]
+    lines += ["| engine | runs | wall s | prompt tok/s | decode tok/s | load |", "|---|---|---|---|---|---|"]
+    for engine in dict.fromkeys(r["engine"] for r in job["rows"]):
+        rows = [r for r in job["rows"] if r["engine"] == engine]
+        cells = [_median(rows, k) for k in ("wall_s", "prompt_tok_s", "decode_tok_s")]
+        loads = ", ".join(f"{r['load']:.1f}" for r in rows)
+        lines.append(f"| {engine} | {len(rows)} | {' | '.join(cells)} | {loads} |")
+    return [*lines, ""]
+
+
+def _slots_table(slots: dict[str, Any]) -> list[str]:
+    lines = [
+        f"{slots['requests']} requests × {slots['max_tokens']} tokens, `{slots['model']}`, "
+        f"measured {slots['measured_at']}",
+        "",
+        f"CPU: {_cpu_line(slots)}",
+        "",
+        "| engine | slots | decode tok/s (all slots) | per request tok/s | replies equal to 1 slot's | load |",
+        "|---|---|---|---|---|---|",
+    ]
+    for engine in dict.fromkeys(r["engine"] for r in slots["rows"]):
+        for n in sorted({r["slots"] for r in slots["rows"]}):
+            rows = [r for r in slots["rows"] if r["engine"] == engine and r["slots"] == n]
+            cells = [_median(rows, k) for k in ("decode_tok_s", "per_request_decode_tok_s")]
+            loads = ", ".join(f"{r['load']:.1f}" for r in rows)
+            lines.append(f"| {engine} | {n} | {' | '.join(cells)} | {_agreement(slots['rows'], rows)} | {loads} |")
+    return [*lines, ""]
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from ebmeval._util.errors import ModelError
 from ebmeval.models import GenerateConfig, user
-from ebmeval.models._engine import binary_version, load_native_engine, native_dir
+from ebmeval.models._engine import binary_version, build_variants, load_native_engine, native_dir
 from ebmeval.models._local_files import resolve_local_model
 from ebmeval.models.providers.llamacpp import LlamaCppModel
 from tests.models import GRADE_SCHEMA, is_grade, requires_small_model
@@ -41,6 +41,19 @@ def test_the_installed_binary_is_the_recorded_build() -> None:
     assert NATIVE is not None
     assert binary_version(NATIVE.binary) == NATIVE.llama_cpp_version
     assert NATIVE.verified_reply.strip()
+
+
+def test_the_installed_variant_is_the_first_of_this_cpu_that_was_not_refused() -> None:
+    assert NATIVE is not None
+    names = [variant.name for variant in build_variants(NATIVE.cpu_features)]
+    tried = names[: names.index(NATIVE.variant) + 1]
+    assert [refusal.variant for refusal in NATIVE.refused] == tried[:-1]
+    assert all(refusal.reason for refusal in NATIVE.refused)
+    variant = build_variants(NATIVE.cpu_features)[len(tried) - 1]
+    assert NATIVE.cmake_options == variant.cmake_options
+    if NATIVE.speed is not None:  # builds made before speed checks existed have none (and are not the default)
+        assert NATIVE.speed.native.prompt_tokens_per_s > 0 and NATIVE.speed.native.decode_tokens_per_s > 0
+        assert NATIVE.speed.xllamacpp is None or NATIVE.speed.xllamacpp.prompt_tokens_per_s > 0
 
 
 async def test_native_engine_answers_with_logprobs_usage_and_reproducibly(native_smollm2: LlamaCppModel) -> None:

@@ -1,17 +1,22 @@
-"""``ebmeval engine build`` and ``ebmeval engine status``: the native local engine."""
+"""``ebmeval engine build|measure|status``: the native local engine."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from ._common import JsonOption, app, console
 
+if TYPE_CHECKING:
+    from ..models import NativeEngine
+
 engine_app = typer.Typer(
-    help="Compile llama.cpp for this CPU, used by the local models once built.", no_args_is_help=True
+    help="Compile llama.cpp for this CPU, used by the local models once built and measured faster.",
+    no_args_is_help=True,
 )
 app.add_typer(engine_app, name="engine")
 
@@ -26,59 +31,110 @@ def build(
     keep_build: Annotated[bool, typer.Option(help="Keep the build directory so a rebuild is incremental.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Compile llama.cpp's server with this CPU's instructions, verify it, and use it for local models."""
+    """Compile llama.cpp's server for this CPU (fastest instruction set that works), verify and time it."""
     from ..models import EngineBuildError, build_native_engine, engines_dir
 
     if not as_json:
-        console.print(f"compiling llama.cpp for this CPU (log: {engines_dir() / 'build.log'}) …")
+        console.print(f"compiling llama.cpp for this CPU (log: {engines_dir() / 'build.log'}) …", highlight=False)
     try:
         engine = build_native_engine(archive=source, jobs=jobs, keep_build=keep_build)
     except EngineBuildError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=False)
         raise typer.Exit(1) from None
     if as_json:
-        print(json.dumps(_record(engine.binary, engine.provenance(), engine.build_seconds)))
+        print(json.dumps(_record(engine)))
         return
-    console.print(f"built {engine.provenance()['engine']} in {engine.build_seconds:.0f} s: {engine.binary}")
-    console.print(f"instructions: {engine.system_info or 'not reported'}")
-    console.print("local models now run on it; --model-arg engine=xllamacpp chooses the prebuilt engine")
-    _note_gain(engine.cpu_features)
+    console.print(
+        f"built {engine.provenance()['engine']} in {engine.build_seconds:.0f} s: {engine.binary}", highlight=False
+    )
+    _describe(engine)
+
+
+@engine_app.command("measure")
+def measure(as_json: JsonOption = False) -> None:
+    """Time the installed native build against xllamacpp again; local models use the faster one."""
+    from ..models import EngineBuildError, load_native_engine, measure_build, record_speed
+
+    engine = load_native_engine()
+    if engine is None:
+        console.print("error: no native engine for this CPU; build one with: ebmeval engine build", highlight=False)
+        raise typer.Exit(2)
+    try:
+        engine = record_speed(measure_build(engine.binary))
+    except EngineBuildError as exc:
+        console.print(f"error: {exc}", highlight=False, markup=False)
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(_record(engine)))
+        return
+    _describe_speed(engine)
 
 
 @engine_app.command("status")
 def status(as_json: JsonOption = False) -> None:
-    """Show which engine local models run on, and the native build if there is one."""
+    """Show which engine local models run on, and the native build with its speed check if there is one."""
     from ..models import cpu_features, load_native_engine, native_dir
 
     engine = load_native_engine()
     if as_json:
-        record = None if engine is None else _record(engine.binary, engine.provenance(), engine.build_seconds)
-        print(json.dumps({"default_engine": "xllamacpp" if engine is None else "native", "native": record}))
+        default = "native" if engine is not None and engine.measured_faster else "xllamacpp"
+        print(json.dumps({"default_engine": default, "native": None if engine is None else _record(engine)}))
         return
     if engine is None:
         built = (native_dir() / "engine.json").exists()
         reason = "built for another CPU" if built else "not built"
         console.print(f"native engine: {reason}; local models run on xllamacpp (build one with: ebmeval engine build)")
-        console.print(f"this CPU: {' '.join(cpu_features()) or 'unknown'}")
+        console.print(f"this CPU: {' '.join(cpu_features()) or 'unknown'}", highlight=False)
         return
-    console.print(f"native engine: {engine.provenance()['engine']} at {engine.binary}")
-    console.print(f"built {engine.built_at} in {engine.build_seconds:.0f} s from {engine.source}")
-    console.print(f"instructions: {engine.system_info or 'not reported'}")
-    console.print("local models run on it by default; --model-arg engine=xllamacpp chooses the prebuilt engine")
-    _note_gain(engine.cpu_features)
+    console.print(f"native engine: {engine.provenance()['engine']} at {engine.binary}", highlight=False)
+    console.print(f"built {engine.built_at} in {engine.build_seconds:.0f} s from {engine.source}", highlight=False)
+    _describe(engine)
 
 
-def _note_gain(features: tuple[str, ...]) -> None:
-    from ..models import features_beyond_prebuilt
+def _describe(engine: NativeEngine) -> None:
+    """The variant, the variants refused before it, the instructions, and the speed check."""
+    console.print(f"variant: {engine.variant}; instructions: {engine.system_info or 'not reported'}", highlight=False)
+    for refusal in engine.refused:
+        console.print(f"variant {refusal.variant} refused: {refusal.reason}", highlight=False, markup=False)
+    _describe_speed(engine)
 
-    extra = features_beyond_prebuilt(features)
-    if extra:
-        console.print(f"this CPU has {' '.join(extra)}, which the prebuilt engine does not use")
+
+def _describe_speed(engine: NativeEngine) -> None:
+    speed = engine.speed
+    if speed is None:
+        console.print("speed: not measured; local models run on xllamacpp (measure with: ebmeval engine measure)")
+        return
+    console.print(
+        f"speed on {speed.model}, {speed.prompts} prompts, {speed.max_tokens} tokens each, "
+        f"{speed.n_threads} threads ({speed.measured_at}):",
+        highlight=False,
+    )
+    rows = [("native", speed.native), ("xllamacpp", speed.xllamacpp)]
+    for name, figures in rows:
+        if figures is None:
+            console.print(f"  {name:<10} not installed", highlight=False)
+            continue
+        console.print(
+            f"  {name:<10} prompt {figures.prompt_tokens_per_s:7.1f} tok/s  decode {figures.decode_tokens_per_s:6.1f}"
+            f" tok/s  {figures.seconds:6.1f} s",
+            highlight=False,
+        )
+    if engine.measured_faster:
+        console.print("local models run on the native build; --model-arg engine=xllamacpp chooses the prebuilt engine")
     else:
         console.print(
-            "note: this CPU has no instructions beyond the prebuilt engine's (AVX2), so expect little or no gain"
+            "the native build measured no faster: local models run on xllamacpp; "
+            "--model-arg engine=native chooses the native build"
         )
 
 
-def _record(binary: Path, provenance: dict[str, Any], build_seconds: float) -> dict[str, Any]:
-    return {"binary": str(binary), "build_seconds": build_seconds, **provenance}
+def _record(engine: NativeEngine) -> dict[str, Any]:
+    return {
+        "binary": str(engine.binary),
+        "build_seconds": engine.build_seconds,
+        **engine.provenance(),
+        "variant": engine.variant,
+        "refused": [asdict(refusal) for refusal in engine.refused],
+        "speed": None if engine.speed is None else asdict(engine.speed),
+        "measured_faster": engine.measured_faster,
+    }

@@ -6,12 +6,15 @@ from ._api import ModelAPI, model_providers, modelapi
 from ._cache import ResponseCache, cache_key, default_cache_dir
 from ._engine import (
     EngineBuildError,
+    NativeEngine,
     build_native_engine,
     cpu_features,
     engines_dir,
     features_beyond_prebuilt,
     load_native_engine,
+    measure_build,
     native_dir,
+    record_speed,
 )
 from ._local_files import fetch_smollm2
 from ._model import DegenerateReplyError, Model, ModelRequest, ModelStats, get_model, parse_model_spec
@@ -30,12 +33,15 @@ from ._types import (
 
 __all__ = [
     "native_dir",
+    "record_speed",
+    "measure_build",
     "load_native_engine",
     "features_beyond_prebuilt",
     "engines_dir",
     "cpu_features",
     "build_native_engine",
     "EngineBuildError",
+    "NativeEngine",
     "fetch_smollm2",
     "serve_model",
     "DegenerateReplyError",

@@ -2,46 +2,50 @@
 
 The prebuilt ``xllamacpp`` wheel targets a common instruction set (AVX2 on x86), so a CPU
 with AVX-512, VNNI or AMX runs below its speed. ``build_native_engine`` compiles
-llama.cpp's ``llama-server`` once with ``GGML_NATIVE=ON`` (``-march=native``) from the
-llama.cpp tree inside the ``llama-cpp-python`` sdist on PyPI, checks that it answers a
-chat request with the bundled SmolLM2 model, and records what it built in
-``<cache>/engines/native/engine.json``. ``load_native_engine`` finds that build again,
-but only for the CPU it was built on. ``start_native_server`` runs the binary as a child
-process on a loopback port; the object it returns answers chat requests like an
-``xllamacpp.Server`` does.
+llama.cpp's ``llama-server`` from the llama.cpp tree inside the ``llama-cpp-python`` sdist
+on PyPI, in the :class:`BuildVariant` s this CPU advertises, fastest first (``native``:
+``-march=native``, AMX included; ``avx512`` without AMX; ``avx2``, the prebuilt wheel's
+set). Each is checked before the next is tried: it must start and answer a chat request
+with the bundled SmolLM2 model correctly. The first that does is installed with its
+record, ``<cache>/engines/native/engine.json``, which also says why the variants before
+it were refused. ``load_native_engine`` finds that build again, but only for the CPU it
+was built on. ``start_native_server`` runs the binary as a child process on a loopback
+port; the object it returns answers chat requests like an ``xllamacpp.Server`` does.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import platform
 import re
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
 
-from .._util.errors import EbmevalError
+from .._util.errors import EbmevalError, MissingDependencyError
 from ._cache import default_cache_dir
+from ._engine_speed import SpeedCheck
 
 SOURCE_PACKAGE = "llama-cpp-python"
 SOURCE_VERSION = "0.3.36"
 """The ``llama-cpp-python`` sdist whose vendored llama.cpp tree is compiled (pinned, so a build is repeatable)."""
 
-CMAKE_OPTIONS = (
+COMMON_CMAKE_OPTIONS = (
     "-DCMAKE_BUILD_TYPE=Release",
-    "-DGGML_NATIVE=ON",
     "-DBUILD_SHARED_LIBS=OFF",
     "-DLLAMA_BUILD_TESTS=OFF",
     "-DLLAMA_BUILD_EXAMPLES=OFF",
@@ -52,7 +56,7 @@ CMAKE_OPTIONS = (
     "-DLLAMA_OPENSSL=OFF",
     "-DLLAMA_CURL=OFF",
 )
-"""Options of the one configuration built: native instructions, a static server, nothing downloaded."""
+"""Options of every variant: a static server, nothing downloaded."""
 
 CPU_FEATURES = (
     "sse3",
@@ -68,7 +72,7 @@ CPU_FEATURES = (
     "avx512vl",
     "avx512_vnni",
     "avx512_bf16",
-    "avx512_vbmi",
+    "avx512vbmi",
     "amx_tile",
     "amx_int8",
     "amx_bf16",
@@ -78,11 +82,100 @@ CPU_FEATURES = (
 PREBUILT_FEATURES = ("sse3", "ssse3", "avx", "avx2", "f16c", "fma", "bmi2")
 """What the prebuilt ``xllamacpp`` wheel is compiled for (its ``get_system_info()``)."""
 
+VERIFY_QUESTION = "Continue the sequence: 1, 2, 3, 4, 5,"
+VERIFY_ANSWER = "6, 7, 8"
+"""A build must answer :data:`VERIFY_QUESTION` with text holding this, not just any text: a kernel that
+computes wrongly answers nonsense. SmolLM2-135M answers ``1, 2, 3, 4, 5, 6, 7, 8, `` on ``xllamacpp`` and
+on correct native builds (it does not know the capital of France)."""
+
 _LISTENING = re.compile(r"listening on (http://\S+)")
+
+
+@dataclass(frozen=True)
+class BuildVariant:
+    """One instruction set to compile llama.cpp for."""
+
+    name: str
+    instruction_options: tuple[str, ...]
+    """The cmake options choosing the instructions, added to :data:`COMMON_CMAKE_OPTIONS`."""
+
+    @property
+    def cmake_options(self) -> tuple[str, ...]:
+        """Every cmake option of this variant."""
+        return (*COMMON_CMAKE_OPTIONS, *self.instruction_options)
+
+
+def _switch(option: str, on: bool) -> str:
+    return f"-DGGML_{option}={'ON' if on else 'OFF'}"
+
+
+def build_variants(features: Sequence[str]) -> tuple[BuildVariant, ...]:
+    """The variants worth trying on a CPU with ``features``, fastest first.
+
+    ``native`` (``-march=native``: everything the CPU has, AMX included); then, where the
+    CPU has AVX-512 F/BW/VL, ``avx512`` with the VNNI, BF16 and VBMI extensions it has and
+    AMX off; then, where it has AVX2, FMA and F16C, ``avx2``, the prebuilt wheel's set.
+    Later variants are built only when the ones before did not start or answered wrongly.
+    """
+    have = set(features)
+    variants = [BuildVariant("native", ("-DGGML_NATIVE=ON",))]
+    fixed: tuple[str, ...] = ("-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON")
+    fixed += ("-DGGML_F16C=ON", _switch("BMI2", "bmi2" in have))
+    amx_off = (_switch("AMX_TILE", False), _switch("AMX_INT8", False), _switch("AMX_BF16", False))
+    if {"avx512f", "avx512bw", "avx512vl"} <= have:
+        extensions = (
+            _switch("AVX512_VNNI", "avx512_vnni" in have),
+            _switch("AVX512_BF16", "avx512_bf16" in have),
+            _switch("AVX512_VBMI", "avx512vbmi" in have),
+        )
+        variants.append(BuildVariant("avx512", (*fixed, _switch("AVX512", True), *extensions, *amx_off)))
+    if {"avx", "avx2", "fma", "f16c"} <= have:
+        variants.append(BuildVariant("avx2", (*fixed, _switch("AVX512", False), *amx_off)))
+    return tuple(variants)
+
+
+@dataclass(frozen=True)
+class RefusedVariant:
+    """A variant that was built but not installed, and why."""
+
+    variant: str
+    reason: str
+    """What went wrong, e.g. ``the built server did not start: … (exit status -11, SIGSEGV)``."""
+    log_tail: str = ""
+    """The last lines the binary wrote before it failed."""
 
 
 class EngineBuildError(EbmevalError):
     """Compiling or verifying the native engine failed; the message names the log to read."""
+
+
+class VerificationError(EngineBuildError):
+    """A built binary did not start, or did not answer correctly."""
+
+    def __init__(self, reason: str, log_tail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.log_tail = log_tail
+
+
+class ServerStartError(RuntimeError):
+    """``llama-server`` exited, or was not ready in time; the end of its log is kept."""
+
+    def __init__(self, returncode: int | None, log_tail: str) -> None:
+        status = "not ready in time" if returncode is None else f"exit status {exit_status(returncode)}"
+        super().__init__(f"llama-server did not become ready ({status}): {log_tail}")
+        self.status = status
+        self.log_tail = log_tail
+
+
+def exit_status(returncode: int) -> str:
+    """``returncode`` as people read it: ``1``, or ``-11 (SIGSEGV)`` for a process killed by a signal."""
+    if returncode >= 0:
+        return str(returncode)
+    try:
+        return f"{returncode} ({signal.Signals(-returncode).name})"
+    except ValueError:
+        return str(returncode)
 
 
 @dataclass(frozen=True)
@@ -104,11 +197,23 @@ class NativeEngine:
     built_at: str
     verified_reply: str = field(default="")
     """What the bundled SmolLM2 model answered when the build was checked."""
+    variant: str = "native"
+    """The :class:`BuildVariant` installed."""
+    refused: tuple[RefusedVariant, ...] = ()
+    """The faster variants tried before it, and why each was not installed."""
+    speed: SpeedCheck | None = None
+    """This build against ``xllamacpp`` on fixed prompts; ``None`` until measured."""
+
+    @property
+    def measured_faster(self) -> bool:
+        """Whether the speed check found this build faster than ``xllamacpp`` (``False`` when unmeasured)."""
+        return self.speed is not None and self.speed.native_faster
 
     def provenance(self) -> dict[str, Any]:
-        """What a run records about the engine: version, source, flags and CPU."""
+        """What a run records about the engine: version, variant, source, flags and CPU."""
+        name = "native" if self.variant == "native" else f"native/{self.variant}"
         return {
-            "engine": f"llama.cpp native {self.llama_cpp_version}",
+            "engine": f"llama.cpp {name} {self.llama_cpp_version}",
             "source": self.source,
             "cmake_options": list(self.cmake_options),
             "cpu_features": list(self.cpu_features),
@@ -149,6 +254,26 @@ def cpu_features(cpuinfo: str | None = None) -> tuple[str, ...]:
     return tuple(name for name in CPU_FEATURES if name in flags)
 
 
+def kernel_grants_amx() -> bool | None:
+    """Whether the kernel offers AMX tile data to processes (``arch_prctl(ARCH_GET_XCOMP_SUPP)``, bit 18).
+
+    A CPU may advertise ``amx_tile`` while the kernel or hypervisor does not save tile state;
+    code compiled with AMX then cannot run. ``None`` where this cannot be asked (not x86-64 Linux).
+    """
+    if sys.platform != "linux" or platform.machine() != "x86_64":
+        return None
+    supported = ctypes.c_uint64(0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(_SYS_ARCH_PRCTL, _ARCH_GET_XCOMP_SUPP, ctypes.byref(supported)) != 0:
+        return False
+    return bool(supported.value >> _XFEATURE_XTILEDATA & 1)
+
+
+_SYS_ARCH_PRCTL = 158
+_ARCH_GET_XCOMP_SUPP = 0x1021
+_XFEATURE_XTILEDATA = 18
+
+
 def features_beyond_prebuilt(features: Sequence[str]) -> tuple[str, ...]:
     """The ``features`` the prebuilt wheel does not use; a native build can only gain where there are some."""
     return tuple(name for name in features if name not in PREBUILT_FEATURES)
@@ -167,6 +292,7 @@ def load_native_engine(directory: Path | None = None, *, features: Sequence[str]
     directory = directory if directory is not None else native_dir()
     try:
         record = json.loads((directory / "engine.json").read_text(encoding="utf-8"))
+        speed = record.get("speed")
         engine = NativeEngine(
             binary=directory / "llama-server",
             llama_cpp_version=str(record["llama_cpp_version"]),
@@ -178,6 +304,9 @@ def load_native_engine(directory: Path | None = None, *, features: Sequence[str]
             build_seconds=float(record["build_seconds"]),
             built_at=str(record["built_at"]),
             verified_reply=str(record.get("verified_reply", "")),
+            variant=str(record.get("variant", "native")),
+            refused=tuple(RefusedVariant(**refusal) for refusal in record.get("refused", ())),
+            speed=None if speed is None else SpeedCheck.from_record(speed),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -189,9 +318,9 @@ def load_native_engine(directory: Path | None = None, *, features: Sequence[str]
     return engine
 
 
-def configure_command(source: Path, build: Path) -> list[str]:
-    """The ``cmake`` line that configures ``build`` from the llama.cpp tree at ``source``."""
-    return ["cmake", "-S", str(source), "-B", str(build), *CMAKE_OPTIONS]
+def configure_command(source: Path, build: Path, variant: BuildVariant) -> list[str]:
+    """The ``cmake`` line that configures ``build`` from the llama.cpp tree at ``source`` for ``variant``."""
+    return ["cmake", "-S", str(source), "-B", str(build), *variant.cmake_options]
 
 
 def compile_command(build: Path, jobs: int) -> list[str]:
@@ -262,33 +391,46 @@ def _reusable_build_dir(build: Path, source: Path) -> None:
             return
 
 
+Verifier = Callable[[Path, Path], tuple[str, str, str]]
+"""``(binary, model) -> (version, system_info, reply)``; raises ``VerificationError``."""
+Measurer = Callable[[Path], SpeedCheck]
+"""Times a built ``llama-server`` against ``xllamacpp``."""
+
+
 def build_native_engine(
     *,
     archive: Path | None = None,
     jobs: int | None = None,
     keep_build: bool = False,
     verify_model: Path | None = None,
+    variants: Sequence[BuildVariant] | None = None,
     run: Runner = run_logged,
-    verify: Callable[[Path, Path], tuple[str, str, str]] | None = None,
+    verify: Verifier | None = None,
+    measure: Measurer | None = None,
     log_path: Path | None = None,
 ) -> NativeEngine:
-    """Compile ``llama-server`` for this CPU, check it, and install it as the native engine.
+    """Compile ``llama-server`` for this CPU, check it, time it, and install it as the native engine.
 
-    The tree is unpacked and compiled under ``<cache>/engines/.build``; a build directory
-    left there by an earlier build (``keep_build``) is reused, so only what changed is
-    recompiled. The binary is installed only after it answered a chat request.
+    The variants are compiled in turn, each in its own directory under
+    ``<cache>/engines/.build``, until one starts and answers :data:`VERIFY_QUESTION`
+    correctly; that one is timed against ``xllamacpp`` (:mod:`._engine_speed`) and
+    installed with the record of the variants refused before it. A build directory left
+    there by an earlier build (``keep_build``) is reused, so only what changed is recompiled.
 
     Args:
         archive: A ``llama-cpp-python`` sdist already on disk; downloaded with pip when ``None``.
         jobs: Compiler processes; all available cores when ``None``.
-        keep_build: Keep the unpacked tree and build directory for a faster rebuild.
+        keep_build: Keep the unpacked tree and build directories for a faster rebuild.
         verify_model: GGUF file the build is checked with; the bundled SmolLM2 when ``None``.
+        variants: What to try, in order; :func:`build_variants` of this CPU when ``None``.
         run: Runs each command line (a test double in unit tests).
-        verify: ``(binary, model) -> (version, system_info, reply)``; :func:`verify_binary` when ``None``.
+        verify: Checks a built binary; :func:`verify_binary` when ``None``.
+        measure: Times the verified binary; :func:`measure_build` when ``None``.
         log_path: Where the compiler's output goes; ``<cache>/engines/build.log`` when ``None``.
 
     Raises:
-        EngineBuildError: A step failed; the message names the log.
+        EngineBuildError: Compiling failed, or no variant started and answered correctly; the
+            message names the log and, for each variant, why it was refused.
     """
     from .providers.llamacpp import available_cpus
 
@@ -296,45 +438,130 @@ def build_native_engine(
     staging.mkdir(parents=True, exist_ok=True)
     log_path = log_path if log_path is not None else engines_dir() / "build.log"
     jobs = jobs or available_cpus()
+    variants = tuple(variants) if variants is not None else build_variants(cpu_features())
+    model = verify_model if verify_model is not None else _smollm2()
     start = time.monotonic()
+    refused: list[RefusedVariant] = []
     with log_path.open("w", encoding="utf-8") as log:
         try:
-            with tempfile.TemporaryDirectory(dir=staging) as download:
-                if archive is None:
-                    run(download_command(Path(download)), log)
-                    found = sorted(Path(download).glob("llama_cpp_python-*.tar.gz"))
-                    if not found:
-                        raise EngineBuildError(f"pip downloaded no {SOURCE_PACKAGE} sdist")
-                    archive = found[0]
-                source = extract_llama_cpp(archive, staging)
-            build = staging / "build-native"
-            _reusable_build_dir(build, source)
-            run(configure_command(source, build), log)
-            run(compile_command(build, jobs), log)
-            built = build / "bin" / "llama-server"
-            if not built.exists():
-                raise EngineBuildError(f"the build produced no {built}")
+            archive = _source_archive(archive, staging, run, log)
+            source = extract_llama_cpp(archive, staging)
+            for variant in variants:
+                log.write(f"## variant {variant.name}\n")
+                build = staging / f"build-{variant.name}"
+                _reusable_build_dir(build, source)
+                run(configure_command(source, build, variant), log)
+                run(compile_command(build, jobs), log)
+                built = build / "bin" / "llama-server"
+                if not built.exists():
+                    raise EngineBuildError(f"the build produced no {built}")
+                try:
+                    version, system_info, reply = (verify or verify_binary)(built, model)
+                except VerificationError as exc:
+                    refused.append(RefusedVariant(variant.name, _with_amx_state(exc.reason, variant), exc.log_tail))
+                    log.write(f"## variant {variant.name} refused: {exc.reason}\n{exc.log_tail}\n")
+                    continue
+                break
+            else:
+                reasons = "; ".join(f"{refusal.variant}: {refusal.reason}" for refusal in refused)
+                raise EngineBuildError(f"no variant of the build started and answered correctly ({reasons})")
             build_seconds = time.monotonic() - start
-            model = verify_model if verify_model is not None else _smollm2()
-            version, system_info, reply = (verify or verify_binary)(built, model)
+            speed = (measure or measure_build)(built)
         except EngineBuildError as exc:
             raise EngineBuildError(f"{exc} (see {log_path})") from None
     engine = NativeEngine(
         binary=native_dir() / "llama-server",
         llama_cpp_version=version,
         source=f"{SOURCE_PACKAGE} {archive.name.removeprefix('llama_cpp_python-').removesuffix('.tar.gz')}",
-        cmake_options=CMAKE_OPTIONS,
+        cmake_options=variant.cmake_options,
         cpu_features=cpu_features(),
         machine=platform.machine(),
         system_info=system_info,
         build_seconds=round(build_seconds, 1),
         built_at=datetime.now(UTC).isoformat(timespec="seconds"),
         verified_reply=reply,
+        variant=variant.name,
+        refused=tuple(refused),
+        speed=speed,
     )
     _install(built, engine)
     if not keep_build:
         shutil.rmtree(staging, ignore_errors=True)
     return engine
+
+
+def _with_amx_state(reason: str, variant: BuildVariant) -> str:
+    """``reason``, with whether the kernel grants AMX where the variant may hold AMX code."""
+    if variant.name != "native" or "amx_tile" not in cpu_features():
+        return reason
+    granted = kernel_grants_amx()
+    return (
+        reason if granted is None else f"{reason}; the kernel {'grants' if granted else 'does not grant'} AMX tile data"
+    )
+
+
+def _source_archive(archive: Path | None, staging: Path, run: Runner, log: IO[str]) -> Path:
+    """``archive``, or the pinned sdist downloaded with pip into ``staging``."""
+    if archive is not None:
+        return archive
+    download = staging / "download"
+    shutil.rmtree(download, ignore_errors=True)
+    download.mkdir()
+    run(download_command(download), log)
+    found = sorted(download.glob("llama_cpp_python-*.tar.gz"))
+    if not found:
+        raise EngineBuildError(f"pip downloaded no {SOURCE_PACKAGE} sdist")
+    return found[0]
+
+
+def measure_build(binary: Path) -> SpeedCheck:
+    """Time ``binary`` against ``xllamacpp`` on the default local model, all cores, as ``local`` runs.
+
+    SmolLM2 stands in where the default model is not installed.
+
+    Raises:
+        EngineBuildError: A server did not start or answered without timings.
+    """
+    from ._engine_speed import SpeedCheckError, compare_engines
+    from ._local_files import resolve_local_model
+    from .providers.llamacpp import available_cpus, start_llama_server
+
+    file = resolve_local_model("local")
+    try:
+        path = file.path
+    except MissingDependencyError:
+        file = resolve_local_model("smollm2")
+        path = file.path
+    threads = available_cpus()
+    try:
+        native = start_native_server(binary, path, n_ctx=2048, n_threads=threads)
+    except ServerStartError as exc:
+        raise EngineBuildError(f"the built server did not start for the speed check: {exc}") from None
+    try:
+        try:
+            prebuilt = start_llama_server(path, n_ctx=2048, n_threads=threads)
+        except MissingDependencyError:
+            prebuilt = None
+        return compare_engines(native, prebuilt, model=file.name, n_threads=threads)
+    except SpeedCheckError as exc:
+        raise EngineBuildError(str(exc)) from None
+    finally:
+        native.close()
+
+
+def record_speed(speed: SpeedCheck, directory: Path | None = None) -> NativeEngine:
+    """Store a new speed check in the installed engine's record; the engine as loaded again.
+
+    Raises:
+        EngineBuildError: No native engine for this CPU is installed there.
+    """
+    directory = directory if directory is not None else native_dir()
+    engine = load_native_engine(directory)
+    if engine is None:
+        raise EngineBuildError("no native engine for this CPU is installed; build one with: ebmeval engine build")
+    updated = replace(engine, speed=speed)
+    _write_record(directory, updated)
+    return updated
 
 
 def _smollm2() -> Path:
@@ -349,8 +576,7 @@ def _install(built: Path, engine: NativeEngine) -> None:
     staged = final.with_name(f".native-{secrets.token_hex(4)}")
     staged.mkdir(parents=True)
     shutil.copy2(built, staged / "llama-server")
-    record = {k: v for k, v in asdict(engine).items() if k != "binary"}
-    (staged / "engine.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    _write_record(staged, engine)
     if final.exists():
         old = final.with_name(f".old-{secrets.token_hex(4)}")
         final.rename(old)
@@ -358,6 +584,14 @@ def _install(built: Path, engine: NativeEngine) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         staged.rename(final)
+
+
+def _write_record(directory: Path, engine: NativeEngine) -> None:
+    """Write ``engine.json`` (everything but the binary's path) in ``directory``, atomically."""
+    record = {k: v for k, v in asdict(engine).items() if k != "binary"}
+    staged = directory / f".engine-{secrets.token_hex(4)}.json"
+    staged.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    staged.replace(directory / "engine.json")
 
 
 def binary_version(binary: Path) -> str:
@@ -378,41 +612,51 @@ def binary_version(binary: Path) -> str:
 
 
 def verify_binary(binary: Path, model: Path) -> tuple[str, str, str]:
-    """Run ``binary`` on ``model`` and ask for a short greedy reply.
+    """Run ``binary`` on ``model`` and ask :data:`VERIFY_QUESTION` for a short greedy reply.
 
     Returns:
         The version, llama.cpp's ``system_info`` line, and the reply text.
 
     Raises:
-        EngineBuildError: The binary did not start, or answered with no text.
+        VerificationError: The binary did not run or start, or its reply is empty or lacks
+            :data:`VERIFY_ANSWER` (wrong arithmetic in a kernel shows up as nonsense).
     """
-    version = binary_version(binary)
+    try:
+        version = binary_version(binary)
+    except EngineBuildError as exc:
+        raise VerificationError(str(exc)) from None
     try:
         # Trace verbosity makes llama.cpp log its system_info line (the instructions compiled in).
         server = start_native_server(
             binary, model, n_ctx=512, n_threads=1, startup_timeout=120, extra_args=("--verbosity", "4")
         )
-    except RuntimeError as exc:
-        raise EngineBuildError(f"the built server did not start: {exc}") from None
+    except ServerStartError as exc:
+        raise VerificationError(f"the built server did not start ({exc.status})", _last_lines(exc.log_tail)) from None
     try:
         data = server.handle_chat_completions(
             {
-                "messages": [{"role": "user", "content": "What is the capital of France?"}],
-                "max_tokens": 8,
+                "messages": [{"role": "user", "content": VERIFY_QUESTION}],
+                "max_tokens": 24,
                 "temperature": 0.0,
                 "seed": 1,
             }
         )
         system_info = server.system_info()
+    except RuntimeError as exc:
+        raise VerificationError(f"the built server stopped answering: {exc}", _last_lines(server.log_text())) from None
     finally:
         server.close()
     try:
         reply = str(data["choices"][0]["message"]["content"])
     except (KeyError, IndexError, TypeError):
-        raise EngineBuildError(f"the built server answered without a reply: {str(data)[:500]}") from None
-    if not reply.strip():
-        raise EngineBuildError("the built server answered with empty text")
+        raise VerificationError(f"the built server answered without a reply: {str(data)[:500]}") from None
+    if VERIFY_ANSWER not in reply.lower():
+        raise VerificationError(f"the built server answered {reply.strip()[:200]!r}, without {VERIFY_ANSWER!r}")
     return version, system_info, reply
+
+
+def _last_lines(text: str, count: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-count:])
 
 
 class NativeServer:
@@ -444,10 +688,14 @@ class NativeServer:
             raise RuntimeError(f"the native llama.cpp server answered {str(data)[:200]}")
         return data
 
+    def log_text(self) -> str:
+        """Everything the server has logged so far."""
+        self._log.seek(0)
+        return self._log.read()
+
     def system_info(self) -> str:
         """llama.cpp's ``system_info`` line from the server's log (empty if not logged)."""
-        self._log.seek(0)
-        for line in self._log.read().splitlines():
+        for line in self.log_text().splitlines():
             if "system_info" in line:
                 return line.partition("system_info:")[2].strip() or line.strip()
         return ""
@@ -513,8 +761,8 @@ def start_native_server(
     ``extra_args`` are appended to :func:`server_command`'s line.
 
     Raises:
-        RuntimeError: The server exited or was not ready within ``startup_timeout`` seconds;
-            the message holds the end of its log.
+        ServerStartError: The server exited or was not ready within ``startup_timeout`` seconds;
+            it holds the end of its log.
     """
     command = server_command(
         binary, model, n_ctx=n_ctx, n_parallel=n_parallel, n_threads=n_threads, host=host, port=port, alias=alias
@@ -543,13 +791,14 @@ def start_native_server(
         process.wait()
         log.close()
         raise
-    if process.poll() is None:
+    exited = process.poll() is not None
+    if not exited:
         process.kill()
     process.wait()
     log.seek(0)
     tail = log.read().strip()[-2000:]
     log.close()
-    raise RuntimeError(f"llama-server did not become ready (exit status {process.returncode}): {tail}")
+    raise ServerStartError(process.returncode if exited else None, tail)
 
 
 def _healthy(address: str) -> bool:

@@ -6,8 +6,8 @@ when the model is created.
 
 Two engines run them. ``xllamacpp`` is the prebuilt wheel: nothing to compile, but built
 for a common instruction set. ``native`` is a ``llama-server`` compiled for this CPU by
-``ebmeval engine build``; once built (and verified) it is used automatically, and
-``engine=xllamacpp`` or ``engine=native`` chooses explicitly.
+``ebmeval engine build``; once built, verified and measured faster than ``xllamacpp`` here
+it is used automatically, and ``engine=xllamacpp`` or ``engine=native`` chooses explicitly.
 """
 
 from __future__ import annotations
@@ -110,14 +110,15 @@ def select_engine(engine: object = None) -> NativeEngine | None:
     """The native build to run, or ``None`` for ``xllamacpp``.
 
     ``None`` (the default) picks the native build when one verified for this CPU is
-    installed, else ``xllamacpp``; ``"native"`` requires the build; ``"xllamacpp"`` never
-    uses it.
+    installed and its speed check found it faster than ``xllamacpp``, else ``xllamacpp``;
+    ``"native"`` requires the build; ``"xllamacpp"`` never uses it.
 
     Raises:
         ConfigError: ``engine`` is not one of :data:`ENGINES`, or ``"native"`` with no build here.
     """
     if engine is None:
-        return load_native_engine()
+        native = load_native_engine()
+        return native if native is not None and native.measured_faster else None
     if engine not in ENGINES:
         raise ConfigError("engine", f"expected one of {', '.join(ENGINES)}, got {engine!r}")
     if engine == "xllamacpp":
@@ -327,7 +328,7 @@ def local(name: str, **options: object) -> ModelAPI:
     Options: ``n_ctx`` (context window per request; 8192, or the model's trained length if
     shorter), ``n_parallel`` (requests decoded at once, 1), ``n_threads``
     (all available cores), ``engine`` (``xllamacpp`` or ``native``; the native build when
-    ``ebmeval engine build`` has made one for this CPU, else ``xllamacpp``).
+    ``ebmeval engine build`` has made one for this CPU that measured faster, else ``xllamacpp``).
     """
     file = resolve_local_model(name)
     n_ctx = context_window(file, options.pop("n_ctx", None))
