@@ -22,6 +22,7 @@ import pytest
 from ebmeval._util.errors import ConfigError, EbmevalError
 from ebmeval.models._engine import (
     COMMON_CMAKE_OPTIONS,
+    INSTRUCTION_OPTIONS,
     BuildVariant,
     EngineBuildError,
     NativeServer,
@@ -40,6 +41,7 @@ from ebmeval.models._engine import (
     native_dir,
     record_speed,
     server_command,
+    speed_check_model,
     start_native_server,
     verify_binary,
 )
@@ -141,11 +143,16 @@ class FakeToolchain:
             raise EngineBuildError(f"{command[0]} failed")
         if "download" in command:
             fake_sdist(Path(command[command.index("-d") + 1]) / "llama_cpp_python-0.3.36.tar.gz", "0.3.36")
-        if "-S" in command and set(command) & set(self.crash_with):
-            self.crashing.add(command[command.index("-B") + 1])
+        if "-S" in command:
+            directory = command[command.index("-B") + 1]
+            if set(command) & set(self.crash_with):
+                self.crashing.add(directory)
+            else:
+                self.crashing.discard(directory)
         if "--build" in command:
             build = command[command.index("--build") + 1]
             binary = fake_binary(Path(build) / "bin" / "llama-server")
+            (binary.parent / "CRASH").unlink(missing_ok=True)
             if build in self.crashing:
                 (binary.parent / "CRASH").touch()
 
@@ -213,11 +220,25 @@ def test_cpu_features_reads_the_first_flags_line_in_a_fixed_order() -> None:
 def test_variants_are_the_instruction_sets_the_cpu_advertises_fastest_first() -> None:
     variants = {variant.name: variant for variant in build_variants(cpu_features(CPUINFO))}
     assert list(variants) == ["native", "avx512", "avx2"]
-    assert variants["native"].instruction_options == ("-DGGML_NATIVE=ON",)
+    native = variants["native"].instruction_options
+    assert native[0] == "-DGGML_NATIVE=ON" and all(o.endswith("=OFF") for o in native[1:] if o.startswith("-DGGML_"))
+    # every variant sets every option: they share one build directory, whose cmake cache keeps old values
+    for variant in variants.values():
+        names = [option.partition("=")[0] for option in variant.instruction_options]
+        assert names == [
+            "-DGGML_NATIVE",
+            *(f"-DGGML_{o}" for o in INSTRUCTION_OPTIONS),
+            "-DCMAKE_C_FLAGS",
+            "-DCMAKE_CXX_FLAGS",
+        ]
+        # on a CPU with AMX, GCC must keep the tile configuration's stores (and the flags are the same in all)
+        assert variant.instruction_options[-2:] == ("-DCMAKE_C_FLAGS=-fno-dse", "-DCMAKE_CXX_FLAGS=-fno-dse")
+    assert build_variants(("avx", "avx2", "fma", "f16c"))[0].instruction_options[-1] == "-DCMAKE_CXX_FLAGS="
     avx512 = set(variants["avx512"].instruction_options)
     assert {"-DGGML_NATIVE=OFF", "-DGGML_AVX512=ON", "-DGGML_AVX512_VNNI=ON", "-DGGML_BMI2=ON"} <= avx512
     # extensions this CPU lacks stay off, and AMX is off whatever the CPU has
     assert {"-DGGML_AVX512_BF16=OFF", "-DGGML_AVX512_VBMI=OFF", "-DGGML_AMX_TILE=OFF", "-DGGML_AMX_INT8=OFF"} <= avx512
+    assert "-DGGML_AVX512=OFF" not in avx512
     avx2 = set(variants["avx2"].instruction_options)
     assert {"-DGGML_NATIVE=OFF", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON", "-DGGML_AVX512=OFF"} <= avx2
     for variant in variants.values():
@@ -288,7 +309,7 @@ def test_build_from_a_given_sdist_installs_a_verified_engine(tmp_path: Path, mod
     assert [c[1] for c in toolchain.commands] == ["-S", "--build"]  # no download
     source = engines_dir() / ".build" / "llama_cpp_python-9.9.9" / "vendor" / "llama.cpp"
     variant = build_variants(cpu_features())[0]
-    assert toolchain.commands[0] == configure_command(source, engines_dir() / ".build" / "build-native", variant)
+    assert toolchain.commands[0] == configure_command(source, engines_dir() / ".build" / "build", variant)
     assert toolchain.commands[1][-2:] == ["-j", "3"]
     assert engine.binary == native_dir() / "llama-server" and os.access(engine.binary, os.X_OK)
     assert engine.source == "llama-cpp-python 9.9.9" and engine.llama_cpp_version == "42 (abc1234)"
@@ -307,7 +328,7 @@ def test_build_downloads_the_pinned_sdist_and_can_keep_the_build_dir(model_file:
     )
     assert toolchain.commands[0][:4] == [sys.executable, "-m", "pip", "download"]
     assert engine.source == "llama-cpp-python 0.3.36"
-    assert (engines_dir() / ".build" / "build-native" / "bin" / "llama-server").exists()
+    assert (engines_dir() / ".build" / "build" / "bin" / "llama-server").exists()
 
 
 def test_a_failed_step_names_the_log_and_keeps_the_previous_engine(tmp_path: Path, model_file: Path) -> None:
@@ -338,8 +359,12 @@ def test_a_variant_that_crashes_at_start_is_skipped_and_the_next_installed(tmp_p
         measure=fake_measure,
     )
     # native was built and refused; avx512 was built, verified (the real check) and installed; avx2 never built
-    built = [Path(c[c.index("--build") + 1]).name for c in toolchain.commands if "--build" in c]
-    assert built == ["build-native", "build-avx512"]
+    configured = [c for c in toolchain.commands if "-S" in c]
+    assert [next(o for o in c if o.startswith("-DGGML_NATIVE")) for c in configured] == [
+        "-DGGML_NATIVE=ON",
+        "-DGGML_NATIVE=OFF",
+    ]
+    assert {c[c.index("-B") + 1] for c in configured} == {str(engines_dir() / ".build" / "build")}
     assert engine.variant == "avx512" and "-DGGML_AVX512=ON" in engine.cmake_options
     assert engine.verified_reply == "1, 2, 3, 4, 5, 6, 7, 8, "
     [refusal] = engine.refused
@@ -357,6 +382,10 @@ def test_a_variant_that_crashes_at_start_is_skipped_and_the_next_installed(tmp_p
     assert record["variant"] == "avx512" and record["refused"][0]["reason"] == refusal.reason
     assert "variant native refused" in (engines_dir() / "build.log").read_text(encoding="utf-8")
     assert engine.provenance()["engine"] == "llama.cpp native/avx512 42 (abc1234)"
+
+
+def test_the_speed_check_runs_the_default_local_model_or_smollm2() -> None:
+    assert speed_check_model().name in {"qwen2.5-coder-1.5b-instruct-q4", "smollm2-135m-instruct-q4_1"}
 
 
 def test_the_kernel_is_asked_whether_it_grants_amx() -> None:
@@ -398,7 +427,7 @@ def test_a_build_that_answers_wrongly_is_refused(
 
 
 def test_a_build_dir_from_another_source_tree_is_started_afresh(tmp_path: Path, model_file: Path) -> None:
-    build = engines_dir() / ".build" / "build-native"
+    build = engines_dir() / ".build" / "build"
     build.mkdir(parents=True)
     (build / "CMakeCache.txt").write_text("CMAKE_HOME_DIRECTORY:INTERNAL=/elsewhere/llama.cpp\n", encoding="utf-8")
     (build / "stale.o").write_text("", encoding="utf-8")

@@ -32,13 +32,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import httpx
 
 from .._util.errors import EbmevalError, MissingDependencyError
 from ._cache import default_cache_dir
 from ._engine_speed import SpeedCheck
+
+if TYPE_CHECKING:
+    from ._local_files import LocalModelFile
 
 SOURCE_PACKAGE = "llama-cpp-python"
 SOURCE_VERSION = "0.3.36"
@@ -105,32 +108,47 @@ class BuildVariant:
         return (*COMMON_CMAKE_OPTIONS, *self.instruction_options)
 
 
-def _switch(option: str, on: bool) -> str:
-    return f"-DGGML_{option}={'ON' if on else 'OFF'}"
+INSTRUCTION_OPTIONS = (
+    "AVX", "AVX2", "FMA", "F16C", "BMI2", "AVX512", "AVX512_VNNI", "AVX512_BF16", "AVX512_VBMI",
+    "AMX_TILE", "AMX_INT8", "AMX_BF16",
+)  # fmt: skip
+"""llama.cpp's ``GGML_*`` instruction options; every variant sets each, since variants share a build directory."""
+
+AMX_COMPILER_FLAGS = "-fno-dse"
+"""Compiler flags of every variant on a CPU with AMX (the same in all, so a variant recompiles only the CPU backend).
+
+GCC 12's RTL dead-store elimination removes the stores that fill the AMX tile configuration
+before ``_tile_loadconfig`` (it does not see that ``ldtilecfg`` reads it), so ``-O3`` builds
+load a garbage configuration and die of SIGSEGV at their first matrix product
+(``docs/performance.md``). ``-fno-dse`` keeps the stores; compilers without the option ignore it.
+"""
+
+
+def _variant(name: str, *, native: bool, on: set[str], compiler_flags: str) -> BuildVariant:
+    switches = [f"-DGGML_{option}={'ON' if option in on else 'OFF'}" for option in INSTRUCTION_OPTIONS]
+    flags = (f"-DCMAKE_C_FLAGS={compiler_flags}", f"-DCMAKE_CXX_FLAGS={compiler_flags}")
+    return BuildVariant(name, (f"-DGGML_NATIVE={'ON' if native else 'OFF'}", *switches, *flags))
 
 
 def build_variants(features: Sequence[str]) -> tuple[BuildVariant, ...]:
     """The variants worth trying on a CPU with ``features``, fastest first.
 
-    ``native`` (``-march=native``: everything the CPU has, AMX included); then, where the
-    CPU has AVX-512 F/BW/VL, ``avx512`` with the VNNI, BF16 and VBMI extensions it has and
-    AMX off; then, where it has AVX2, FMA and F16C, ``avx2``, the prebuilt wheel's set.
-    Later variants are built only when the ones before did not start or answered wrongly.
+    ``native`` (``-march=native``: everything the CPU has, AMX included; every variant
+    with :data:`AMX_COMPILER_FLAGS` where the CPU has AMX); then, where the CPU has AVX-512
+    F/BW/VL, ``avx512`` with the VNNI, BF16 and VBMI extensions it has and AMX off; then,
+    where it has AVX2, FMA and F16C, ``avx2``, the prebuilt wheel's set. Later variants are
+    built only when the ones before did not start or answered wrongly.
     """
     have = set(features)
-    variants = [BuildVariant("native", ("-DGGML_NATIVE=ON",))]
-    fixed: tuple[str, ...] = ("-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON")
-    fixed += ("-DGGML_F16C=ON", _switch("BMI2", "bmi2" in have))
-    amx_off = (_switch("AMX_TILE", False), _switch("AMX_INT8", False), _switch("AMX_BF16", False))
+    flags = AMX_COMPILER_FLAGS if "amx_tile" in have else ""
+    variants = [_variant("native", native=True, on=set(), compiler_flags=flags)]
+    avx2 = {"AVX", "AVX2", "FMA", "F16C"} | ({"BMI2"} if "bmi2" in have else set())
     if {"avx512f", "avx512bw", "avx512vl"} <= have:
-        extensions = (
-            _switch("AVX512_VNNI", "avx512_vnni" in have),
-            _switch("AVX512_BF16", "avx512_bf16" in have),
-            _switch("AVX512_VBMI", "avx512vbmi" in have),
-        )
-        variants.append(BuildVariant("avx512", (*fixed, _switch("AVX512", True), *extensions, *amx_off)))
+        extensions = {"avx512_vnni": "AVX512_VNNI", "avx512_bf16": "AVX512_BF16", "avx512vbmi": "AVX512_VBMI"}
+        on = avx2 | {"AVX512"} | {option for feature, option in extensions.items() if feature in have}
+        variants.append(_variant("avx512", native=False, on=on, compiler_flags=flags))
     if {"avx", "avx2", "fma", "f16c"} <= have:
-        variants.append(BuildVariant("avx2", (*fixed, _switch("AVX512", False), *amx_off)))
+        variants.append(_variant("avx2", native=False, on=avx2, compiler_flags=flags))
     return tuple(variants)
 
 
@@ -411,10 +429,11 @@ def build_native_engine(
 ) -> NativeEngine:
     """Compile ``llama-server`` for this CPU, check it, time it, and install it as the native engine.
 
-    The variants are compiled in turn, each in its own directory under
-    ``<cache>/engines/.build``, until one starts and answers :data:`VERIFY_QUESTION`
-    correctly; that one is timed against ``xllamacpp`` (:mod:`._engine_speed`) and
-    installed with the record of the variants refused before it. A build directory left
+    The variants are compiled in turn in one directory under ``<cache>/engines/.build``
+    (they differ only in the CPU backend's flags, so a later variant recompiles only that),
+    until one starts and answers :data:`VERIFY_QUESTION` correctly; that one is timed
+    against ``xllamacpp`` (:mod:`._engine_speed`) and installed with the record of the
+    variants refused before it. A build directory left
     there by an earlier build (``keep_build``) is reused, so only what changed is recompiled.
 
     Args:
@@ -448,7 +467,7 @@ def build_native_engine(
             source = extract_llama_cpp(archive, staging)
             for variant in variants:
                 log.write(f"## variant {variant.name}\n")
-                build = staging / f"build-{variant.name}"
+                build = staging / "build"  # one directory: another variant recompiles only the CPU backend
                 _reusable_build_dir(build, source)
                 run(configure_command(source, build, variant), log)
                 run(compile_command(build, jobs), log)
@@ -515,38 +534,42 @@ def _source_archive(archive: Path | None, staging: Path, run: Runner, log: IO[st
 
 
 def measure_build(binary: Path) -> SpeedCheck:
-    """Time ``binary`` against ``xllamacpp`` on the default local model, all cores, as ``local`` runs.
-
-    SmolLM2 stands in where the default model is not installed.
+    """Time ``binary`` against ``xllamacpp`` on :func:`speed_check_model`, all cores, as ``local`` runs.
 
     Raises:
-        EngineBuildError: A server did not start or answered without timings.
+        EngineBuildError: A server did not start or load the model, or answered without timings.
     """
-    from ._engine_speed import SpeedCheckError, compare_engines
-    from ._local_files import resolve_local_model
+    from ._engine_speed import compare_engines
     from .providers.llamacpp import available_cpus, start_llama_server
 
-    file = resolve_local_model("local")
-    try:
-        path = file.path
-    except MissingDependencyError:
-        file = resolve_local_model("smollm2")
-        path = file.path
+    file = speed_check_model()
     threads = available_cpus()
     try:
-        native = start_native_server(binary, path, n_ctx=2048, n_threads=threads)
+        native = start_native_server(binary, file.path, n_ctx=2048, n_threads=threads)
     except ServerStartError as exc:
         raise EngineBuildError(f"the built server did not start for the speed check: {exc}") from None
     try:
         try:
-            prebuilt = start_llama_server(path, n_ctx=2048, n_threads=threads)
+            prebuilt = start_llama_server(file.path, n_ctx=2048, n_threads=threads)
         except MissingDependencyError:
             prebuilt = None
         return compare_engines(native, prebuilt, model=file.name, n_threads=threads)
-    except SpeedCheckError as exc:
-        raise EngineBuildError(str(exc)) from None
+    except EbmevalError as exc:
+        raise EngineBuildError(f"the speed check failed: {exc}") from None
     finally:
         native.close()
+
+
+def speed_check_model() -> LocalModelFile:
+    """The default local model, or the bundled SmolLM2 where the default is not installed."""
+    from ._local_files import resolve_local_model
+
+    default = resolve_local_model("")
+    try:
+        default.path  # noqa: B018 - locating the file is the check
+    except MissingDependencyError:
+        return resolve_local_model("smollm2")
+    return default
 
 
 def record_speed(speed: SpeedCheck, directory: Path | None = None) -> NativeEngine:
