@@ -90,3 +90,14 @@ def test_markdown_escapes_pipes() -> None:
     table = Table("t", ["a", Column("b", "number")])
     table.add("x|y", 3)
     assert "x\\|y" in table.markdown() and "---:" in table.markdown()
+
+
+def test_terminal_table_shows_labels_and_names_as_written_never_as_markup() -> None:
+    table = Table("pubmedqa · ev[/b]il · run [bold]x", ["scorer", Column("value", "number")], notes=["[red]note"])
+    table.add("judge/x[judge=qwen]", 0.5)
+    table.add("judge/x[judge=llama]", 0.25)
+    console = Console(width=120, record=True, color_system=None)
+    console.print(table.rich())  # a closing tag with no opening one raised MarkupError here
+    shown = console.export_text()
+    for text in ("ev[/b]il", "[bold]x", "judge/x[judge=qwen]", "judge/x[judge=llama]", "[red]note"):
+        assert text in shown

@@ -124,16 +124,22 @@ class Table:
         return buffer.getvalue()
 
     def rich(self) -> RichTable:
-        """A :mod:`rich` table for the terminal, its notes as the caption (one line each)."""
-        from rich.table import Table as RichTable
+        """A :mod:`rich` table for the terminal, its notes as the caption (one line each).
 
-        shown = RichTable(title=self.title or None, title_justify="left", caption_justify="left")
+        Every title, header, cell and note is plain text, never console markup: a label such
+        as ``judge/x[judge=qwen]`` or a model named ``ev[/b]il`` is shown as written.
+        """
+        from rich.table import Table as RichTable
+        from rich.text import Text
+
+        title = Text(self.title) if self.title else None
+        shown = RichTable(title=title, title_justify="left", caption_justify="left")
         for column in self.columns:
-            shown.add_column(column.name, justify="right" if column.numeric else "left")
+            shown.add_column(Text(column.name), justify="right" if column.numeric else "left")
         for row in self.texts():
-            shown.add_row(*row)
+            shown.add_row(*(Text(cell) for cell in row))
         if self.notes:
-            shown.caption = "\n".join(self.notes)
+            shown.caption = Text("\n".join(self.notes))
         return shown
 
 
