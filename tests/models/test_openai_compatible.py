@@ -462,3 +462,26 @@ def test_named_key_variable_must_be_set(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("MY_GATEWAY_KEY", raising=False)
     with pytest.raises(ConfigError, match=r"\$MY_GATEWAY_KEY is not set"):
         openai_compatible("m@http://h:1/v1", api_key_env="MY_GATEWAY_KEY")
+
+
+async def test_a_tokenizer_probe_that_counts_nothing_is_not_taken() -> None:
+    # llama.cpp answers vLLM's body ({"model", "prompt"}) with {"tokens": []}: no tokenizer, not zero tokens
+    async with StubServer(
+        ok({"data": [{"id": "qwen", "meta": {"n_ctx_train": 4096}}]}),
+        ok({"tokens": []}),
+        ok({"tokens": [64, 293]}),
+        ok({"tokens": [64, 293, 272]}),
+    ) as server:
+        api = provider(server)
+        await api.prepare()
+        assert await asyncio.to_thread(api.count_tokens, "a b c") == 3
+    probes = [json.loads(sent.body) for sent in server.sent if sent.path == "/tokenize"]
+    assert probes == [{"model": "qwen", "prompt": "a b"}, {"content": "a b"}, {"content": "a b c"}]
+
+
+async def test_a_server_whose_tokenizer_counts_nothing_keeps_the_estimate() -> None:
+    async with StubServer(ok({"count": 0}), ok({"tokens": []})) as server:
+        api = provider(server, context_length=4096)
+        await api.prepare()
+        assert api.count_tokens("one two three four") > 0  # estimated, no request
+    assert [sent.path for sent in server.sent] == ["/tokenize", "/tokenize"]

@@ -298,7 +298,9 @@ class OpenAICompatibleModel(ModelAPI):
         ``/models`` entries report the window as ``max_model_len`` (vLLM), ``context_length`` or
         ``context_window`` (gateways), or ``meta.n_ctx_train`` (llama.cpp). The tokenizer is
         ``POST /tokenize`` beside the API root: vLLM's (``{"model", "prompt"}`` → ``count``) or
-        llama.cpp's (``{"content"}`` → ``tokens``). Servers without either keep the estimate.
+        llama.cpp's (``{"content"}`` → ``tokens``), each taken only if it counts the probe text
+        as at least one token (llama.cpp answers vLLM's body with ``{"tokens": []}``). Servers
+        without either keep the estimate.
         """
         session, _slots = await self._http()
         timeout = aiohttp.ClientTimeout(total=10)
@@ -312,7 +314,7 @@ class OpenAICompatibleModel(ModelAPI):
             with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
                 async with session.post(f"{root}/tokenize", json=body, timeout=timeout, proxy=self._proxy) as response:
                     reply = json.loads(await response.read()) if response.status == 200 else {}
-                if isinstance(reply, dict) and ("count" in reply or isinstance(reply.get("tokens"), list)):
+                if _probe_count(reply) > 0:
                     self._tokenizer = (f"{root}/tokenize", style)
                     return
 
@@ -673,3 +675,14 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
         omit_temperature=bool_option("omit_temperature", options.get("omit_temperature", False)),
         reasoning=bool_option("reasoning", options.get("reasoning", False)),
     )
+
+
+def _probe_count(reply: object) -> int:
+    """The tokens a ``/tokenize`` reply counts (vLLM's ``count``, llama.cpp's ``tokens``); 0 when it counts none."""
+    if not isinstance(reply, dict):
+        return 0
+    count = reply.get("count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    tokens = reply.get("tokens")
+    return len(tokens) if isinstance(tokens, list) else 0
