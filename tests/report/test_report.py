@@ -12,7 +12,7 @@ import pytest
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from ebmeval.report import Table, collect, latex_escape, recall_curve, write_report
+from ebmeval.report import Table, collect, compare_runs, latex_escape, recall_curve, write_report
 from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
 from ebmeval.tables import Column
@@ -224,3 +224,28 @@ def test_report_csv_holds_numbers_not_formatted_text(tmp_path: Path) -> None:
     (row,) = list(csv.DictReader(contrasts_csv.open()))
     assert float(row["p"]) == contrast.pvalue  # the number itself; text tables round it (or show <0.001)
     assert f"| {contrast.pvalue:.3f} |" in files.markdown.read_text()
+
+
+def test_identical_epochs_change_neither_the_interval_nor_the_paired_test(tmp_path: Path) -> None:
+    """Ten epochs that repeat one reply carry the information of one: the sample is the unit of analysis."""
+
+    def every_third_b(messages, _config):
+        if "Final letter" not in messages[-1].content:
+            return "thinking"
+        return "B" if int(messages[-1].content.split()[1].rstrip(":")[1:]) % 3 == 0 else "A"
+
+    found, said = {}, {}
+    for epochs in (1, 10):
+        store_path = str(tmp_path / f"epochs-{epochs}.sqlite")
+        task = toy_task(12)
+        config = RunConfig(task="toy", store=store_path, cache=False, epochs=epochs)
+        a = run(config, task=task, models={"model": scripted_model()}).run.run_id
+        b = run(config.model_copy(update={"seed": 1}), task=task, models={"model": scripted_model(every_third_b)})
+        store = RunStore(store_path)
+        (accuracy,) = [m for m in summarize(store, a).metrics if m.metric == "accuracy"]
+        (contrast,) = compare_runs(store, [a, b.run.run_id])
+        found[epochs] = (accuracy.value, accuracy.ci, accuracy.n, contrast.n, contrast.test, contrast.pvalue)
+        said[epochs] = any("averaged per sample" in note for note in summarize(store, a).notes)
+    assert found[10] == found[1]
+    assert found[1][2] == found[1][3] == 12
+    assert said == {1: False, 10: True}

@@ -11,18 +11,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
+from ..runner import epoch_mean
 from ..store import RunStore
 
-Key = tuple[str, int]
-"""(sample id, epoch)."""
+Key = str
+"""A sample id: several epochs of a sample are one value (their mean), the sample being the unit of analysis."""
 
 
 @dataclass(frozen=True)
 class Contrast:
     """One metric compared between two runs on the samples both scored.
 
-    Binary metrics (every value 0 or 1) use McNemar's exact test; others the paired
-    t-test with Cohen's d_z = mean(a − b) / SD(a − b). ``pvalue_adjusted`` is Holm's
+    Values are per sample (the mean over its epochs). Binary metrics (every value 0 or 1)
+    use McNemar's exact test; others the paired t-test with Cohen's d_z = mean(a − b) / SD(a − b). ``pvalue_adjusted`` is Holm's
     adjustment over every contrast reported together.
     """
 
@@ -47,12 +48,16 @@ class Contrast:
 
 
 def metric_values(store: RunStore, run_id: str) -> dict[tuple[str, str], dict[Key, float]]:
-    """Per (scorer, metric): the computed per-sample values of a run (``None`` left out)."""
-    values: dict[tuple[str, str], dict[Key, float]] = defaultdict(dict)
-    for sample_id, epoch, scorer, score in store.scores(run_id):
+    """Per (scorer, metric): each sample's value in a run, the mean over its epochs (``None`` left out)."""
+    epochs: dict[tuple[str, str], dict[Key, list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    for sample_id, _epoch, scorer, score in store.scores(run_id):
         for metric, value in score.values.items():
-            if value is not None:
-                values[(scorer, metric)][(sample_id, epoch)] = value
+            epochs[(scorer, metric)][sample_id].append(value)
+    values: dict[tuple[str, str], dict[Key, float]] = defaultdict(dict)
+    for key, by_sample in epochs.items():
+        for sample_id, found in by_sample.items():
+            if (mean := epoch_mean(found)) is not None:
+                values[key][sample_id] = mean
     return values
 
 

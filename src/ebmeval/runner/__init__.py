@@ -12,7 +12,7 @@ from ._runner import (
     run_identity,
     select_samples,
 )
-from ._summary import MetricSummary, RunSummary, summarize
+from ._summary import MetricSummary, RunSummary, epoch_mean, summarize
 
 __all__ = [
     "DEFAULT_STORE",
@@ -30,5 +30,6 @@ __all__ = [
     "run",
     "run_identity",
     "select_samples",
+    "epoch_mean",
     "summarize",
 ]

@@ -129,14 +129,17 @@ def summarize(
     failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id) if samples is None or s in samples}
     failing = len(failed - generated)
 
-    values: dict[tuple[str, str, str | None], list[float | None]] = defaultdict(list)
+    per_sample: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
     for sample_id, _epoch, scorer, score in store.scores(run.run_id):
-        if samples is not None and sample_id not in samples:
-            continue
-        for metric, value in score.values.items():
-            values[(scorer, metric, None)].append(value)
-            for label in groups.get(sample_id, []):
-                values[(scorer, metric, label)].append(value)
+        if samples is None or sample_id in samples:
+            for metric, value in score.values.items():
+                per_sample[(scorer, metric, sample_id)].append(value)
+    values: dict[tuple[str, str, str | None], list[float | None]] = defaultdict(list)
+    for (scorer, metric, sample_id), epochs in per_sample.items():
+        value = epoch_mean(epochs)
+        values[(scorer, metric, None)].append(value)
+        for label in groups.get(sample_id, []):
+            values[(scorer, metric, label)].append(value)
 
     metrics = _run_metrics(store, run.run_id, samples)
     for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
@@ -185,12 +188,26 @@ def _run_metrics(store: RunStore, run_id: str, samples: set[str] | None) -> list
     return found
 
 
+def epoch_mean(values: list[float | None]) -> float | None:
+    """A sample's value over its epochs: the mean of those with a value, ``None`` when none has one.
+
+    The sample, not the sample × epoch, is the unit of analysis: epochs of one sample are not
+    independent observations, so intervals and paired tests take one value per sample.
+    """
+    present = [value for value in values if value is not None]
+    return sum(present) / len(present) if present else None
+
+
 def _notes(run: RunRecord) -> list[str]:
     epochs = int(run.config.get("epochs", 1))
+    if epochs < 2:
+        return []
+    notes = []
     temperature = (run.config.get("model_settings") or {}).get("temperature")
-    if epochs > 1 and temperature == 0:
-        return [
+    if temperature == 0:
+        notes.append(
             f"{epochs} epochs at temperature 0: greedy decoding repeats one reply per sample "
             "(later epochs are served from the response cache), so epochs add no information"
-        ]
-    return []
+        )
+    notes.append(f"{epochs} epochs per sample, averaged per sample: n counts samples, intervals resample samples")
+    return notes
