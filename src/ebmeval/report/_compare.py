@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
 from ..runner import epoch_mean
+from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
 from ..store import RunStore
 
 Key = str
@@ -23,8 +23,8 @@ class Contrast:
     """One metric compared between two runs on the samples both scored.
 
     Values are per sample (the mean over its epochs). Binary metrics (every value 0 or 1)
-    use McNemar's exact test; others the paired t-test with Cohen's d_z = mean(a − b) / SD(a − b). ``pvalue_adjusted`` is Holm's
-    adjustment over every contrast reported together.
+    use McNemar's exact test; others the paired t-test with Cohen's d_z = mean(a − b) /
+    SD(a − b). ``pvalue_adjusted`` is Holm's adjustment over every contrast reported together.
     """
 
     scorer: str
