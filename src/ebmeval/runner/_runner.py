@@ -243,8 +243,7 @@ def run(
             if status == "interrupted":  # writes in flight when the run stopped: the error raised says why
                 with contextlib.suppress(SQLiteError):
                     store.flush()
-            store.set_status(run_id, status)
-            store.release(run_id)
+            store.finish(run_id, status)
             final = store.get_run(run_id)
         except SQLiteError:
             if sys.exc_info()[0] is None:

@@ -28,6 +28,8 @@ from ..tasks import Generation, ParsedAnswer, RetrievedDocument, Sample, Score
 from ._schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, run_script
 
 _WHAT = "run store"
+RESERVE_BYTES = 128 * 1024
+"""Size of the reserve file beside a store being written: room to end a run on a full disk."""
 
 
 def _now() -> str:
@@ -264,7 +266,11 @@ class RunStore:
     # locks
 
     def acquire(self, run_id: str) -> None:
-        """Mark this process as the run's writer; refuses while another live process is."""
+        """Mark this process as the run's writer; refuses while another live process is.
+
+        Also makes the reserve file :meth:`finish` frees on a full disk (``<store>-reserve``).
+        """
+        self._make_reserve()
         host = socket.gethostname()
         self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE locks"), sqlite.transaction(self._db):
@@ -282,6 +288,45 @@ class RunStore:
     def release(self, run_id: str) -> None:
         """Give up writing the run."""
         self._write("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+
+    def finish(self, run_id: str, status: str) -> None:
+        """Set the run's final ``status`` and give up writing it, in one transaction written at once.
+
+        Not queued behind the background writer, whose error must not leave the run ``running``
+        with its lock held. On a full disk the room for it comes from the reserve file
+        :meth:`acquire` made: it is deleted and the transaction tried again. The reserve goes
+        once no run of the store is being written.
+        """
+        try:
+            self._finish(run_id, status)
+        except sqlite.SQLiteError as exc:
+            if not isinstance(exc.__cause__, sqlite3.Error) or not _full(exc.__cause__):
+                raise
+            self._reserve.unlink(missing_ok=True)
+            self._finish(run_id, status)
+        if not self._rows("SELECT 1 FROM locks LIMIT 1"):
+            self._reserve.unlink(missing_ok=True)
+
+    def _finish(self, run_id: str, status: str) -> None:
+        with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE runs"), sqlite.transaction(self._db):
+            self._db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id))
+            self._db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+
+    @property
+    def _reserve(self) -> Path:
+        """Room kept beside the store while runs write it, so a full disk can still record how a run ended."""
+        return self.path.with_name(self.path.name + "-reserve")
+
+    def _make_reserve(self) -> None:
+        if self._reserve.exists():
+            return
+        try:
+            with self._reserve.open("wb") as out:
+                out.write(bytes(RESERVE_BYTES))
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError:  # no room even for that: the run fails on its first write anyway
+            self._reserve.unlink(missing_ok=True)
 
     # generations
 
@@ -600,6 +645,10 @@ def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
         reasoning=row[11],
     )
     return sample, generation
+
+
+def _full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_FULL")
 
 
 def _run_record(row: tuple[Any, ...]) -> RunRecord:
