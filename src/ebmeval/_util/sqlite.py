@@ -321,6 +321,32 @@ def quick_check(db: sqlite3.Connection, path: Path, what: str) -> None:
         raise DamagedDatabaseError(f"{path}: the {what} is damaged{where}: {problems[0]}; {_repair(path, what)}")
 
 
+def check_indexes(db: sqlite3.Connection, path: Path, what: str) -> None:
+    """Raise :class:`DamagedDatabaseError` when an index holds a different number of rows than its table.
+
+    A lost write can leave an old index page in place that ``quick_check`` accepts: lookups then
+    miss rows the table holds, and ``INSERT OR IGNORE`` inserts them again. Counting every table
+    and each of its (non-partial) indexes catches that; it reads each b-tree once.
+    """
+    try:
+        indexes = db.execute(
+            "SELECT name, tbl_name FROM sqlite_master"
+            " WHERE type = 'index' AND (sql IS NULL OR sql NOT LIKE '% WHERE %')"  # a partial index holds fewer
+        ).fetchall()
+        rows: dict[str, int] = {}
+        for index, table in indexes:
+            if table not in rows:
+                rows[table] = db.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED').fetchone()[0]
+            found = db.execute(f'SELECT count(*) FROM "{table}" INDEXED BY "{index}"').fetchone()[0]
+            if found != rows[table]:
+                raise DamagedDatabaseError(
+                    f"{path}: the {what} is damaged (table {table}): its index {index} lists {found} of its "
+                    f"{rows[table]} rows; {_repair(path, what)}"
+                )
+    except sqlite3.Error as exc:
+        raise error(path, what, exc) from exc
+
+
 def damaged_tables(db: sqlite3.Connection) -> list[str]:
     """Tables (of their own rows or an index on them) that cannot be read to the end."""
     try:

@@ -84,7 +84,8 @@ class RunStore:
     """Read and write runs in the SQLite file at ``path``.
 
     For writing (the default) the file and its folder are created when missing, an older
-    schema is migrated, and an existing file must pass ``PRAGMA quick_check``. With
+    schema is migrated, and an existing file must pass ``PRAGMA quick_check`` and hold as many
+    rows in each index as in its table (a stale index page would let a run insert duplicates). With
     ``read_only`` the file must exist and is never created or changed, so a mistyped path is
     an error and a store on a read-only filesystem can still be read.
     """
@@ -103,6 +104,7 @@ class RunStore:
         try:
             if existed:
                 sqlite.quick_check(self._db, self.path, _WHAT)
+                sqlite.check_indexes(self._db, self.path, _WHAT)
             with sqlite.translate(self.path, _WHAT):
                 self._upgrade()
         except BaseException:
