@@ -527,11 +527,11 @@ def test_calibration_feedback_cannot_be_replayed_into_a_pass(served: Served) -> 
     c, csrf = signed_in(served, "ann1")
     names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
     failed = c.post("/calibration", data={"csrf_token": csrf, names[0]: "0", names[1]: "5"})
-    assert "reference answers of every calibration example" in failed.text  # the only example: final
     assert "<td>5</td>" in c.get("/calibration/result").text  # its gold is shown once the attempt is final
     replay = c.post("/calibration", data={"csrf_token": csrf, names[0]: "5", names[1]: "0"})
-    assert replay.status_code == 409
+    assert "The tasks are open" not in replay.text and replay.status_code == 409
     assert c.get("/tasks/next").url.path == "/calibration"
+    assert "reference answers of every calibration example" in failed.text  # the only example: final
     assert "Try again" not in c.get("/calibration/result").text
 
 
