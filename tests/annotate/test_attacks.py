@@ -30,7 +30,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ebmeval.annotate import StudyInvitations, create_study, export, make_engine
-from ebmeval.annotate._models import CalibrationAnswer, Study
+from ebmeval.annotate._models import Annotator, CalibrationAnswer, Study
 
 from .conftest import CANDIDATE_RE, csrf_of, free_port, write_calibration, write_items
 
@@ -594,3 +594,34 @@ def test_a_join_link_works_once_and_revoke_new_link_reissues_it(served: Served) 
     assert client(served.base).get(f"/join/{new}").url.path == "/onboarding"
     assert client(served.base).get(f"/join/{new}").status_code == 403
     assert first.get("/onboarding").status_code == 401  # the old session was signed out
+
+
+def test_racing_submissions_of_one_calibration_attempt_score_once(served: Served) -> None:
+    c, csrf = signed_in(served, "ann1")
+    names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
+    cookies = dict(c.cookies)
+    guesses = [{names[0]: str(a), names[1]: str(b)} for a in range(0, 6, 2) for b in range(0, 6, 2)]
+    statuses: list[int] = []
+
+    def submit(answers: dict[str, str]) -> None:
+        with httpx.Client(base_url=served.base, cookies=cookies, timeout=30) as racer:
+            statuses.append(racer.post("/calibration", data={"csrf_token": csrf, **answers}).status_code)
+
+    threads = [threading.Thread(target=submit, args=(g,)) for g in guesses]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [303] + [409] * (len(guesses) - 1), statuses
+    engine = make_engine(served.db)
+    try:
+        with Session(engine) as session:
+            rows = session.scalars(
+                select(CalibrationAnswer)
+                .join(Annotator, CalibrationAnswer.annotator_id == Annotator.id)
+                .join(Study, Annotator.study_id == Study.id)
+                .where(Study.slug == served.slug)
+            ).all()
+            assert len(rows) == 2  # one attempt's answers
+    finally:
+        engine.dispose()

@@ -33,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from markupsafe import Markup, escape
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ._access import SESSION_DAYS, find_session, open_session
@@ -391,7 +392,11 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         person.calibration_score = matched / total if total else 1.0
         if person.calibration_score >= person.study.pass_threshold:
             person.calibration_passed_at = utcnow()
-        session.commit()
+        try:
+            session.commit()
+        except IntegrityError:  # the same attempt submitted twice at once: the first one counts
+            session.rollback()
+            raise HTTPException(409, "This attempt was submitted already.") from None
         return RedirectResponse("/calibration/result", status_code=303)
 
     @app.get("/calibration/result", response_class=HTMLResponse)
