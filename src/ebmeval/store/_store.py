@@ -288,11 +288,27 @@ class RunStore:
             )
 
     def release(self, run_id: str) -> None:
-        """Give up writing the run."""
-        self._write("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+        """Give up writing the run once the writes queued before are committed (their error is raised after)."""
+        try:
+            self.flush()
+        finally:
+            self._end(run_id, None)
 
     def finish(self, run_id: str, status: str) -> None:
-        """Set the run's final ``status`` and give up writing it, in one transaction written at once.
+        """Commit the queued writes, then set the run's final ``status`` and give up writing it.
+
+        When a queued write fails (a full disk), the run is marked ``interrupted`` instead, its
+        lock still released, and the error raised.
+        """
+        try:
+            self.flush()
+        except sqlite.SQLiteError:
+            self._end(run_id, "interrupted")
+            raise
+        self._end(run_id, status)
+
+    def _end(self, run_id: str, status: str | None) -> None:
+        """Delete this process's lock of the run (and set its status), in one transaction written at once.
 
         Not queued behind the background writer, whose error must not leave the run ``running``
         with its lock held. On a full disk the room for it comes from the reserve file
@@ -300,19 +316,24 @@ class RunStore:
         once no run of the store is being written.
         """
         try:
-            self._finish(run_id, status)
+            writing = self._end_transaction(run_id, status)
         except sqlite.SQLiteError as exc:
             if not isinstance(exc.__cause__, sqlite3.Error) or not _full(exc.__cause__):
                 raise
             self._reserve.unlink(missing_ok=True)
-            self._finish(run_id, status)
-        if not self._rows("SELECT 1 FROM locks LIMIT 1"):
+            writing = self._end_transaction(run_id, status)
+        if not writing:
             self._reserve.unlink(missing_ok=True)
 
-    def _finish(self, run_id: str, status: str) -> None:
+    def _end_transaction(self, run_id: str, status: str | None) -> bool:
+        """The transaction of :meth:`_end`; whether runs of the store are still being written."""
         with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE runs"), sqlite.transaction(self._db):
-            self._db.execute("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id))
+            if status is not None:
+                self._db.execute(
+                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id)
+                )
             self._db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+            return self._db.execute("SELECT 1 FROM locks LIMIT 1").fetchone() is not None
 
     @property
     def _reserve(self) -> Path:
