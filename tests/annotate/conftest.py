@@ -44,17 +44,19 @@ def write_items(path: Path, n: int = 6, systems: tuple[str, ...] = SYSTEMS) -> P
     return path
 
 
-def write_calibration(path: Path) -> Path:
+def write_calibration(path: Path, n: int = 1) -> Path:
+    """``n`` gold examples (answers 5 and 0; the second response reverses the effect)."""
     lines = [
         {
-            "reference": "Aspirin reduced stroke (RR 0.78).",
+            "reference": f"Aspirin reduced stroke (RR 0.7{i}).",
             "candidates": [
-                {"text": "Aspirin reduced stroke risk by about a fifth.", "gold": {"score": 5}},
+                {"text": f"Aspirin reduced stroke risk by about a fifth (example {i}).", "gold": {"score": 5}},
                 {"text": "Aspirin increased stroke risk.", "gold": {"score": 0}},
             ],
             "justification": "The second response reverses the direction of the effect.",
             "highlights": ["increased stroke risk"],
         }
+        for i in range(n)
     ]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return path
@@ -78,7 +80,8 @@ def rubric_study(tmp_path: Path) -> StudySetup:
         annotators=["ann1", "ann2", "ann3"],
         k=2,
         files=[items],
-        calibration=write_calibration(tmp_path / "gold.jsonl"),
+        calibration=write_calibration(tmp_path / "gold.jsonl", n=3),
+        calibration_size=1,
         seed=7,
     )
     return StudySetup(db, inv, items)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import selectors
+import socket
 import subprocess
 import sys
 import threading
@@ -27,8 +29,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ebmeval.annotate import StudyInvitations, create_study, make_engine
-from ebmeval.annotate._models import CalibrationAnswer, Study
+from ebmeval.annotate import StudyInvitations, create_study, export, make_engine
+from ebmeval.annotate._models import Annotator, CalibrationAnswer, Study
 
 from .conftest import CANDIDATE_RE, csrf_of, free_port, write_calibration, write_items
 
@@ -185,7 +187,7 @@ def test_a_foreign_join_link_asks_before_replacing_the_signed_in_annotator(serve
     # the person who opened their own link on a shared computer confirms knowingly
     r = victim.post("/join/confirm", data={**forged, "csrf_token": csrf_of(page.text)})
     assert r.url.path == "/onboarding" and "Welcome, ann2" in r.text
-    # reopening one's own link keeps the session
+    # reopening one's own (now used) link in the browser it signed in keeps the session
     assert victim.get(f"/join/{served.inv.tokens['ann2']}").url.path == "/onboarding"
 
 
@@ -255,10 +257,10 @@ def test_oversized_form_fields_get_422_not_500(served: Served) -> None:
 
 def test_a_closed_study_refuses_calibration_and_commitment_changes(served: Served) -> None:
     c, csrf = signed_in(served, "ann1")
+    names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
     pass_calibration(c, csrf)
     admin, admin_csrf = lead(served)
     assert admin.post("/admin/status", data={"status": "closed", "csrf_token": admin_csrf}).status_code == 200
-    names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
     r = c.post("/calibration", data={"csrf_token": csrf, names[0]: "0", names[1]: "5"})
     assert r.status_code == 409
     assert "calibration answers can no longer change" in c.get("/calibration").text
@@ -308,11 +310,13 @@ def test_https_from_a_trusted_proxy_gives_secure_cookies_and_hsts(served: Served
 
 
 @contextmanager
-def served_by_cli(db: str, *options: str) -> Iterator[str]:
-    """``ebmeval annotate serve`` on 127.0.0.1 in a subprocess; yields the base URL."""
+def served_by_cli(db: str, *options: str, pid: list[int] | None = None) -> Iterator[str]:
+    """``ebmeval annotate serve`` on 127.0.0.1 in a subprocess; yields the base URL (its pid into ``pid``)."""
     port = free_port()
     proc = subprocess.Popen([*CLI, "annotate", "serve", "--db", db, "--port", str(port), *options])
     base = f"http://127.0.0.1:{port}"
+    if pid is not None:
+        pid.append(proc.pid)
     try:
         for _ in range(300):
             try:
@@ -352,11 +356,13 @@ def test_failed_token_lookups_slow_the_client_down(served: Served) -> None:
     assert 5 <= lookups <= 7, statuses[:20]
     assert statuses.count(429) > 0 and set(statuses) <= {403, 429}
     guesser = client(served.base)
-    # while it must wait, even a valid token is not looked up, nor is a bearer token
-    r = guesser.get(f"/join/{served.inv.tokens['ann1']}")
+    r = guesser.get(f"/join/{uuid.uuid4().hex}")
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
-    r = guesser.get("/admin", headers={"Authorization": f"Bearer {served.inv.admin_token}"})
+    r = guesser.get("/admin", headers={"Authorization": f"Bearer {uuid.uuid4().hex}"})
     assert r.status_code == 429
+    # the guesses lock no valid link out of their (shared) address: a valid link or bearer token opens
+    assert guesser.get(f"/join/{served.inv.tokens['ann1']}").url.path == "/onboarding"
+    assert guesser.get("/admin", headers={"Authorization": f"Bearer {served.inv.admin_token}"}).status_code == 200
 
 
 # (6): highlights
@@ -436,3 +442,186 @@ def test_no_token_in_any_log_line(how: str, db: str, tmp_path: Path) -> None:
     assert leaks == []
     assert any("/join/[redacted]" in line for line in lines), lines[-20:]  # the requests were logged
     assert any("/admin/join/[redacted]" in line for line in lines)
+
+
+# Issue 27: bodies counted as they arrive, calibration replay, forwarded headers, single-use links
+
+
+def test_a_chunked_body_over_the_limit_is_refused_and_nothing_is_saved(served: Served) -> None:
+    c, csrf = signed_in(served, "ann1")
+    pass_calibration(c, csrf)
+    cid = CANDIDATE_RE.findall(c.get("/tasks/1").text)[0]
+    answer = json.dumps({"target": cid, "field": "score", "value": "3"}).encode()
+    padded = answer[:-1] + b', "pad": "' + b"x" * (5 * 2**20) + b'"}'
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: sent chunked
+        for start in range(0, len(padded), 65536):
+            yield padded[start : start + 65536]
+
+    headers = {"X-CSRF-Token": csrf, "Content-Type": "application/json"}
+    r = c.post("/api/tasks/1/answer", content=chunks(), headers=headers)
+    assert r.status_code == 413 and r.json() == {"detail": "Request body too large."}
+    assert r.headers["x-frame-options"] == "DENY"  # the security headers too
+    form = c.post(
+        "/tasks/1", content=chunks(), headers={**headers, "Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert form.status_code == 413
+    assert len(export(served.db, served.slug).splitlines()) == 1  # no answer saved: the header alone
+    assert c.post("/api/tasks/1/answer", content=answer, headers=headers).status_code == 200  # a small one is
+    assert len(export(served.db, served.slug).splitlines()) == 2
+
+
+def _peak_rss_kb(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
+
+
+def _chunked_post(base: str, path: str, total: int, headers: dict[str, str]) -> tuple[int, int]:
+    """POST ``total`` bytes chunked (1 MiB chunks), on after the answer while the server reads; (status, bytes sent)."""
+    host, port = base.removeprefix("http://").split(":")
+    head = f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "Transfer-Encoding: chunked\r\n\r\n"
+    chunk = b"%x\r\n" % 2**20 + b" " * 2**20 + b"\r\n"
+    sent, answer = 0, b""
+    with socket.create_connection((host, int(port)), timeout=10) as sock, selectors.DefaultSelector() as readable:
+        readable.register(sock, selectors.EVENT_READ)
+        sock.sendall(head.encode())
+        try:
+            while sent < total:
+                if not answer and readable.select(0):
+                    answer = sock.recv(4096)
+                sock.sendall(chunk)
+                sent += 2**20
+            sock.sendall(b"0\r\n\r\n")
+            answer = answer or sock.recv(4096)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass  # the server stopped reading after answering
+    return int(answer.split(b" ", 2)[1]), sent
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["anonymous", "annotator"])
+def test_a_300_mib_chunked_post_is_answered_413_without_the_server_growing(
+    db: str, tmp_path: Path, signed: bool
+) -> None:
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc to read the server's peak memory")
+    slug, inv = new_study(db, tmp_path)
+    pid: list[int] = []
+    with served_by_cli(db, pid=pid) as base:
+        headers = {}
+        if signed:  # an annotator's session cookie and CSRF token
+            c, csrf = signed_in(Served(base, db, slug, inv), "ann1")
+            headers = {"Cookie": f"ebmeval_annotator={c.cookies['ebmeval_annotator']}", "X-CSRF-Token": csrf}
+        before = _peak_rss_kb(pid[0])
+        status, sent = _chunked_post(base, "/api/tasks/1/answer", 300 * 2**20, headers)
+        growth_mb = (_peak_rss_kb(pid[0]) - before) / 1024
+    print(
+        f"300 MiB chunked POST ({'annotator' if signed else 'anonymous'}): {status}, {sent / 2**20:.0f} MiB sent, "
+        f"server peak RSS {before / 1024:.0f} MB -> +{growth_mb:.1f} MB"
+    )
+    assert status == 413
+    assert growth_mb < 50, (growth_mb, sent)
+
+
+def test_calibration_feedback_cannot_be_replayed_into_a_pass(served: Served) -> None:
+    c, csrf = signed_in(served, "ann1")
+    names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
+    failed = c.post("/calibration", data={"csrf_token": csrf, names[0]: "0", names[1]: "5"})
+    assert "<td>5</td>" in c.get("/calibration/result").text  # its gold is shown once the attempt is final
+    replay = c.post("/calibration", data={"csrf_token": csrf, names[0]: "5", names[1]: "0"})
+    assert "The tasks are open" not in replay.text and replay.status_code == 409
+    assert c.get("/tasks/next").url.path == "/calibration"
+    assert "reference answers of every calibration example" in failed.text  # the only example: final
+    assert "Try again" not in c.get("/calibration/result").text
+
+
+def test_a_failed_calibration_attempt_is_replaced_by_unseen_examples(db: str, tmp_path: Path) -> None:
+    slug = f"pool-{uuid.uuid4().hex[:8]}"
+    inv = create_study(
+        db,
+        slug=slug,
+        form="rubric",
+        annotators=["ann1"],
+        k=1,
+        files=[write_items(tmp_path / "items.jsonl", n=2)],
+        calibration=write_calibration(tmp_path / "gold.jsonl", n=2),
+        calibration_size=1,
+    )
+    served = Served("", db, slug, inv)
+    with served_by_cli(db) as served.base:
+        c, csrf = signed_in(served, "ann1")
+        first = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
+        c.post("/calibration", data={"csrf_token": csrf, first[0]: "0", first[1]: "5"})
+        assert "Try again with new examples" in c.get("/calibration/result").text
+        gold = {first[0]: "5", first[1]: "0"}  # read off the feedback page
+        assert c.post("/calibration", data={"csrf_token": csrf, **gold}).status_code == 422  # not this attempt's
+        second = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
+        assert set(second).isdisjoint(first) and len(second) == 2
+        r = c.post("/calibration", data={"csrf_token": csrf, **gold, second[0]: "0", second[1]: "5"})
+        assert "The tasks are open" not in r.text and c.get("/tasks/next").url.path == "/calibration"
+        assert "reference answers of every calibration example" in r.text
+
+
+def test_forwarded_for_is_ignored_unless_the_proxy_is_trusted(db: str, tmp_path: Path) -> None:
+    slug, inv = new_study(db, tmp_path)
+
+    def statuses(base: str) -> list[int]:
+        with client(base) as c:
+            return [
+                c.get(f"/join/{uuid.uuid4().hex}", headers={"X-Forwarded-For": f"10.0.0.{i}"}).status_code
+                for i in range(10)
+            ]
+
+    with served_by_cli(db) as base:
+        spoofed = statuses(base)
+    assert spoofed.count(403) == 6 and spoofed.count(429) == 4  # one address: 127.0.0.1
+    with served_by_cli(db, "--trusted-proxies", "127.0.0.1") as base:
+        forwarded = statuses(base)
+    assert forwarded == [403] * 10  # each forwarded address counted on its own
+
+
+def test_a_join_link_works_once_and_revoke_new_link_reissues_it(served: Served) -> None:
+    token = served.inv.tokens["ann1"]
+    first = client(served.base)
+    assert first.get(f"/join/{token}").url.path == "/onboarding"
+    second = client(served.base).get(f"/join/{token}")  # a fresh browser, the same link
+    assert second.status_code == 403 and "used already" in second.text
+    assert "ebmeval_annotator" not in second.headers.get("set-cookie", "")
+    assert first.get(f"/join/{token}").url.path == "/onboarding"  # the browser it signed in keeps its session
+    r = cli("annotate", "revoke", "--db", served.db, "--study", served.slug, "--annotator", "ann1", "--new-link")
+    assert r.returncode == 0, r.stderr
+    new = r.stdout.strip().rsplit("/", 1)[1]
+    assert client(served.base).get(f"/join/{new}").url.path == "/onboarding"
+    assert client(served.base).get(f"/join/{new}").status_code == 403
+    assert first.get("/onboarding").status_code == 401  # the old session was signed out
+
+
+def test_racing_submissions_of_one_calibration_attempt_score_once(served: Served) -> None:
+    c, csrf = signed_in(served, "ann1")
+    names = sorted(set(CALIBRATION_NAME_RE.findall(c.get("/calibration").text)))
+    cookies = dict(c.cookies)
+    guesses = [{names[0]: str(a), names[1]: str(b)} for a in range(0, 6, 2) for b in range(0, 6, 2)]
+    statuses: list[int] = []
+
+    def submit(answers: dict[str, str]) -> None:
+        with httpx.Client(base_url=served.base, cookies=cookies, timeout=30) as racer:
+            statuses.append(racer.post("/calibration", data={"csrf_token": csrf, **answers}).status_code)
+
+    threads = [threading.Thread(target=submit, args=(g,)) for g in guesses]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [303] + [409] * (len(guesses) - 1), statuses
+    engine = make_engine(served.db)
+    try:
+        with Session(engine) as session:
+            rows = session.scalars(
+                select(CalibrationAnswer)
+                .join(Annotator, CalibrationAnswer.annotator_id == Annotator.id)
+                .join(Study, Annotator.study_id == Study.id)
+                .where(Study.slug == served.slug)
+            ).all()
+            assert len(rows) == 2  # one attempt's answers
+    finally:
+        engine.dispose()

@@ -37,38 +37,26 @@ def test_highlight_escapes_first_then_marks_overlapping_passages():
 def test_throttle_delays_double_up_to_the_cap_and_are_forgotten():
     now = [0.0]
     t = FailureThrottle(free=2, base=1.0, cap=4.0, window=100.0, clock=lambda: now[0])
-    assert [t.admit("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # 2 free failures, and the 3rd goes at once
+    assert [t.failed("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # 2 free failures, and the 3rd counts at once
     delays = []
     for _ in range(4):
-        delays.append(t.admit("a"))  # refused: nothing counted
-        assert t.admit("a") == delays[-1]
+        delays.append(t.failed("a"))  # answered 429: nothing counted
+        assert t.failed("a") == delays[-1]
         now[0] += delays[-1]
-        assert t.admit("a") == 0.0
+        assert t.failed("a") == 0.0
     assert delays == [1.0, 2.0, 4.0, 4.0]
-    assert t.admit("b") == 0.0  # per client
+    assert t.failed("b") == 0.0  # per client
     now[0] += 101
-    assert [t.admit("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # a fresh start
-
-
-def test_throttle_refunds_successes_only():
-    now = [0.0]
-    t = FailureThrottle(free=1, base=10.0, clock=lambda: now[0])
-    for _ in range(5):
-        assert t.admit("a") == 0.0
-        t.succeeded("a")  # a valid link costs nothing
-    assert t.admit("a") == 0.0 and t.admit("a") == 0.0  # one free failure, then the next goes at once
-    assert t.admit("a") == 10.0
-    t.succeeded("a")  # refunds that second lookup only
-    assert t.admit("a") == 0.0 and t.admit("a") == 10.0
+    assert [t.failed("a") for _ in range(3)] == [0.0, 0.0, 0.0]  # a fresh start
 
 
 def test_throttle_forgets_the_stalest_client_beyond_its_bound():
     now = [0.0]
     t = FailureThrottle(free=0, max_clients=2, clock=lambda: now[0])
     for client in ("a", "b", "c"):
-        t.admit(client)
+        t.failed(client)
         now[0] += 0.1
-    assert t.admit("a") == 0.0 and t.admit("c") > 0
+    assert t.failed("a") == 0.0 and t.failed("c") > 0
 
 
 def test_redaction_keeps_uvicorn_access_lines_readable():
@@ -122,3 +110,17 @@ def test_expired_sessions_are_refused_and_cleared(rubric_study: StudySetup):
     with Session(engine) as s:
         assert s.scalar(select(func.count()).select_from(AccessSession)) == 1  # the expired one is gone
     engine.dispose()
+
+
+def test_a_database_made_before_the_new_columns_gets_them(rubric_study: StudySetup):
+    import sqlite3
+
+    with sqlite3.connect(rubric_study.db) as db:
+        db.execute("ALTER TABLE studies DROP COLUMN calibration_size")
+        db.execute("ALTER TABLE annotators DROP COLUMN used_hash")
+    make_engine(rubric_study.db).dispose()
+    with sqlite3.connect(rubric_study.db) as db:
+        assert "calibration_size" in {r[1] for r in db.execute("PRAGMA table_info(studies)")}
+        assert "used_hash" in {r[1] for r in db.execute("PRAGMA table_info(annotators)")}
+    client = TestClient(create_app(rubric_study.db))
+    assert client.get(f"/join/{rubric_study.invitations.tokens['ann1']}").url.path == "/onboarding"

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -343,3 +344,44 @@ def test_the_response_cache_and_negation_store_report_damage_the_same_way(tmp_pa
         ResponseCache(tmp_path / "responses.sqlite").get("key49")
     with pytest.raises(DamagedDatabaseError, match=r"the negation store is damaged \(table negations\)"):
         list(NegationStore(tmp_path / "negations.sqlite"))
+
+
+@contextmanager
+def tmpfs(folder: Path, size: str) -> Iterator[Path]:
+    """A ``size`` tmpfs mounted at ``folder`` (skips where mounting is not allowed)."""
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("size", ["400k", "600k", "1m"])
+def test_a_run_on_a_really_full_disk_ends_interrupted_with_no_lock(tmp_path: Path, size: str) -> None:
+    """A tmpfs that fills up mid-run: the run is left ``interrupted``, its lock released, in one line."""
+    args = ["run", "--task", "pubmedqa", "--model", "scripted:A", "--limit", "600", "--concurrency", "8"]
+    with tmpfs(tmp_path / "disk", size) as disk:
+        done = cli(*args, "--store", str(disk / "runs.sqlite"), cwd=tmp_path)
+        one_line_error(done, "runs.sqlite: the disk is full")
+        with sqlite3.connect(f"file:{disk / 'runs.sqlite'}?mode=ro", uri=True) as db:
+            assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+            assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
+            stored = db.execute("SELECT count(*) FROM generations").fetchone()[0]
+        assert 0 < stored < 600
+
+
+def test_a_store_on_a_read_only_mount_says_read_only(written: tuple[Path, str, str], tmp_path: Path) -> None:
+    """A real read-only filesystem (a tmpfs remounted ``ro``): new and existing stores, in one line each."""
+    source, _, _ = written
+    with tmpfs(tmp_path / "ro", "4m") as mount:
+        shutil.copy(source, mount / "ebmeval.sqlite")  # checkpointed and closed: no -wal or -shm beside it
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        args = ["run", "--task", "pubmedqa", "--model", "scripted:C", "--limit", "2"]
+        for name in ("ebmeval.sqlite", "new.sqlite"):
+            done = cli(*args, "--store", str(mount / name), cwd=tmp_path)
+            one_line_error(done, f"{name}: the run store is read-only here")
+        listed = cli("list", "runs", "--store", str(mount / "ebmeval.sqlite"), "--json", cwd=tmp_path)
+        assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 2

@@ -13,6 +13,7 @@ import queue
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,11 +68,30 @@ def connect(
         raise SQLiteError(f"{path}: cannot create the {what}: folder {path.parent} does not exist")
     with translate(path, what):
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
-        db.execute("PRAGMA journal_mode=WAL")
+        _switch_to_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         if foreign_keys:
             db.execute("PRAGMA foreign_keys=ON")
     return db
+
+
+def _switch_to_wal(db: sqlite3.Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, tried again while another process holds the lock it needs.
+
+    Two processes creating the same new file race for that lock, and SQLite answers the loser
+    "database is locked" at once rather than waiting its busy timeout; so it is retried here
+    for up to :data:`BUSY_TIMEOUT_S` (once the other process has switched, the switch is a no-op).
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            busy = getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_BUSY", "SQLITE_LOCKED"))
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 class BackgroundWriter:
@@ -254,7 +274,11 @@ def error(path: Path, what: str, exc: sqlite3.Error, sql: str | None = None) -> 
         return DamagedDatabaseError(f"{path}: the {what} is damaged{where}: {text}; {_repair(path, what)}")
     if name.startswith("SQLITE_FULL"):
         return SQLiteError(f"{path}: the disk is full (or the {what} reached its size limit); free space and run again")
-    if name.startswith("SQLITE_READONLY") or "readonly" in text:
+    if (
+        name.startswith("SQLITE_READONLY")
+        or "readonly" in text
+        or (name.startswith("SQLITE_CANTOPEN") and _read_only(path))
+    ):
         return SQLiteError(f"{path}: the {what} is read-only here ({text}); writing needs a writable file and folder")
     if name.startswith("SQLITE_CANTOPEN"):
         return SQLiteError(f"{path}: cannot open the {what} ({text})")
@@ -263,6 +287,11 @@ def error(path: Path, what: str, exc: sqlite3.Error, sql: str | None = None) -> 
     if name.startswith("SQLITE_IOERR"):
         return SQLiteError(f"{path}: input/output error on the {what} ({text})")
     return SQLiteError(f"{path}: {what} error{where}: {text}")
+
+
+def _read_only(path: Path) -> bool:
+    """Whether the file, or the folder its journal files go in, cannot be written (a read-only mount …)."""
+    return not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK))
 
 
 def _repair(path: Path, what: str) -> str:
@@ -290,6 +319,32 @@ def quick_check(db: sqlite3.Connection, path: Path, what: str) -> None:
         damaged = damaged_tables(db)
         where = f" (table {', '.join(damaged)})" if damaged else ""
         raise DamagedDatabaseError(f"{path}: the {what} is damaged{where}: {problems[0]}; {_repair(path, what)}")
+
+
+def check_indexes(db: sqlite3.Connection, path: Path, what: str) -> None:
+    """Raise :class:`DamagedDatabaseError` when an index holds a different number of rows than its table.
+
+    A lost write can leave an old index page in place that ``quick_check`` accepts: lookups then
+    miss rows the table holds, and ``INSERT OR IGNORE`` inserts them again. Counting every table
+    and each of its (non-partial) indexes catches that; it reads each b-tree once.
+    """
+    try:
+        indexes = db.execute(
+            "SELECT name, tbl_name FROM sqlite_master"
+            " WHERE type = 'index' AND (sql IS NULL OR sql NOT LIKE '% WHERE %')"  # a partial index holds fewer
+        ).fetchall()
+        rows: dict[str, int] = {}
+        for index, table in indexes:
+            if table not in rows:
+                rows[table] = db.execute(f'SELECT count(*) FROM "{table}" NOT INDEXED').fetchone()[0]
+            found = db.execute(f'SELECT count(*) FROM "{table}" INDEXED BY "{index}"').fetchone()[0]
+            if found != rows[table]:
+                raise DamagedDatabaseError(
+                    f"{path}: the {what} is damaged (table {table}): its index {index} lists {found} of its "
+                    f"{rows[table]} rows; {_repair(path, what)}"
+                )
+    except sqlite3.Error as exc:
+        raise error(path, what, exc) from exc
 
 
 def damaged_tables(db: sqlite3.Connection) -> list[str]:

@@ -33,14 +33,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from markupsafe import Markup, escape
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ._access import SESSION_DAYS, find_session, open_session
 from ._answers import Rating, agreement, is_complete, save_answer, study_form, study_ratings
 from ._forms import Form as AnnotationForm
+from ._limits import BodyLimit
 from ._logs import install_log_redaction
-from ._models import Annotator, Assignment, CalibrationAnswer, Study, aware, make_engine, utcnow
-from ._security import csrf_ok, csrf_token, hash_token, signing_secret
+from ._models import Annotator, Assignment, CalibrationAnswer, CalibrationItem, Study, aware, make_engine, utcnow
+from ._security import csrf_ok, csrf_token, hash_token, new_token, signing_secret
 from ._throttle import FailureThrottle
 
 _HERE = Path(__file__).parent
@@ -50,12 +52,16 @@ ADMIN_COOKIE = "ebmeval_admin"
 MAX_FORM_VALUE = 200
 """Longest form key or value accepted (answers are at most 32 characters); longer ones get 422."""
 MAX_BODY = 256 * 1024
-"""Largest request body accepted, bytes (413 beyond)."""
+"""Largest request body accepted, bytes, counted as they arrive (413 beyond, chunked or not)."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 """No inline script or style anywhere: the pages load /static/annotate.js and /static/annotate.css only."""
+NO_CALIBRATION_LEFT = (
+    "You have seen the reference answers of every calibration example without reaching the threshold; "
+    "the study lead decides what happens next."
+)
 
 
 class AnswerIn(BaseModel):
@@ -105,8 +111,10 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
     with sessions() as s:
         secret = signing_secret(s)
     templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    templates.env.globals["no_calibration_left"] = NO_CALIBRATION_LEFT
     app = FastAPI(title="ebmeval annotation", docs_url=None, redoc_url=None, openapi_url=None)
     app.mount("/static", StaticFiles(directory=str(_HERE / "static")), name="static")
+    app.add_middleware(BodyLimit, limit=MAX_BODY)  # inside the security headers: its 413s get them too
 
     def db_session() -> Iterator[Session]:
         with sessions() as s:
@@ -120,20 +128,21 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
     def tls(request: Request) -> bool:
         return behind_tls or request.url.scheme == "https"
 
-    def admit(request: Request) -> str:
-        """The client's address, admitted by the throttle for one token lookup (429 while it must wait)."""
+    def refuse(request: Request, what: str) -> HTTPException:
+        """The answer to a token that matched nothing: 403, or 429 while the client's failures slow it down."""
         client = request.client.host if request.client is not None else "-"
-        wait = throttle.admit(client)
+        wait = throttle.failed(client)
         if wait > 0:
-            raise HTTPException(
+            return HTTPException(
                 429,
                 f"Too many invalid links from your address; try again in {math.ceil(wait)} s.",
                 headers={"Retry-After": str(math.ceil(wait))},
             )
-        return client
-
-    def refuse(client: str, what: str) -> HTTPException:
         _log.warning("invalid %s from %s", what, client)
+        if what == "invitation link":
+            return HTTPException(
+                403, "This invitation link is not valid or was used already; ask the study lead for a new one."
+            )
         return HTTPException(403, f"This {what} is not valid.")
 
     def annotator(request: Request, session: DB) -> Annotator:
@@ -149,11 +158,10 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         scheme, _, credential = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer":
             # Only the header counts then: a request never mixes the bearer token and the cookie.
-            client = admit(request)
             study = session.scalar(select(Study).where(Study.admin_hash == hash_token(credential.strip())))
             if study is None:
-                raise HTTPException(401, "Admin credential required.")
-            throttle.succeeded(client)
+                refused = refuse(request, "admin credential")
+                raise refused if refused.status_code == 429 else HTTPException(401, "Admin credential required.")
             request.state.csrf_key = study.admin_hash
             return study
         row = find_session(session, request.cookies.get(ADMIN_COOKIE), lead=True)
@@ -201,20 +209,26 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         return response
 
     def exchange(request: Request, session: DB, token: str, *, lead: bool, confirmed: bool) -> Response:
-        """Trade an invitation (or admin) token for a new session; ask first when it replaces another one."""
-        client = admit(request)
+        """Trade an invitation (or admin) token for a new session; ask first when it replaces another one.
+
+        An invitation link works once: the exchange replaces its stored hash, so the link is refused
+        from then on (``ebmeval annotate revoke --new-link`` issues another). The admin link, also the
+        lead's bearer credential, stays valid until revoked.
+        """
         what = "admin link" if lead else "invitation link"
+        to = "/admin" if lead else "/start"
+        current = find_session(session, request.cookies.get(ADMIN_COOKIE if lead else ANNOTATOR_COOKIE), lead=lead)
         person: Annotator | None = None
         if lead:
             study = session.scalar(select(Study).where(Study.admin_hash == hash_token(token)))
         else:
             person = session.scalar(select(Annotator).where(Annotator.token_hash == hash_token(token)))
             study = person.study if person is not None else None
+            if person is None and current is not None and current.annotator is not None:
+                if current.annotator.used_hash == hash_token(token):
+                    return RedirectResponse(to, status_code=303)  # reopened in the browser it signed in
         if study is None:
-            raise refuse(client, what)
-        throttle.succeeded(client)
-        to = "/admin" if lead else "/start"
-        current = find_session(session, request.cookies.get(ADMIN_COOKIE if lead else ANNOTATOR_COOKIE), lead=lead)
+            raise refuse(request, what)
         if current is not None and (current.study_id, current.annotator_id) == (study.id, person and person.id):
             return RedirectResponse(to, status_code=303)  # already signed in as this person
         if current is not None and not confirmed:
@@ -232,7 +246,9 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
             )
         if current is not None:
             session.delete(current)
-            session.commit()
+        if person is not None:  # used up: the stored hash becomes one of a token nobody holds
+            person.used_hash, person.token_hash = person.token_hash, hash_token(new_token())
+        session.commit()
         return start_session(request, session, study, person, to)
 
     async def confirm_exchange(request: Request, session: Session, *, lead: bool) -> Response:
@@ -258,11 +274,7 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
 
     @app.middleware("http")
     async def _security_headers(request: Request, call_next: Any) -> Response:
-        length = request.headers.get("content-length", "")
-        if length and (not length.isdigit() or int(length) > MAX_BODY):
-            response: Response = JSONResponse({"detail": "Request body too large."}, status_code=413)
-        else:
-            response = await call_next(request)
+        response: Response = await call_next(request)
         h = response.headers
         h["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
         h["X-Frame-Options"] = "DENY"
@@ -331,15 +343,15 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
     def calibration(request: Request, person: Person, session: DB) -> Response:
         if person.committed_at is None:
             return RedirectResponse("/onboarding", status_code=303)
-        given = _calibration_answers(session, person)
+        passed = person.calibration_passed_at is not None
         return render(
             request,
             "calibration.html",
             person=person,
             study=person.study,
             form=study_form(person.study),
-            items=person.study.calibration,
-            given=given,
+            items=[] if passed else _calibration_attempt(session, person),
+            passed=passed,
             closed=person.study.status != "open",
             csrf=csrf_of(request),
             title="Calibration",
@@ -347,61 +359,58 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
 
     @app.post("/calibration")
     async def submit_calibration(request: Request, person: Person, session: DB) -> Response:
+        """Score one attempt: the examples whose reference answers this annotator has not seen yet."""
         values = await form_csrf(request)
         _open(person)
         form = study_form(person.study)
         if person.committed_at is None:
             raise HTTPException(409, "Accept the commitment first.")
-        items = person.study.calibration
+        if person.calibration_passed_at is not None:
+            raise HTTPException(409, "Calibration is passed already; the tasks are open.")
+        items = _calibration_attempt(session, person)
+        if not items:
+            raise HTTPException(409, NO_CALIBRATION_LEFT)
         matched = total = 0
         for item in items:
             for target, f in form.targets([f"c{i}" for i in range(len(item.candidates))]):
-                key = f"{item.id}:{target}:{f.name}"
-                value = values.get(key)
+                value = values.get(f"{item.id}:{target}:{f.name}")
                 if value is None:
                     raise HTTPException(422, "Answer every question of the calibration examples.")
                 try:
                     f.validate(value)
                 except ValueError as exc:
                     raise HTTPException(422, str(exc)) from None
-                row = session.scalar(
-                    select(CalibrationAnswer).where(
-                        CalibrationAnswer.annotator_id == person.id,
-                        CalibrationAnswer.calibration_item_id == item.id,
-                        CalibrationAnswer.target == target,
-                        CalibrationAnswer.field == f.name,
+                session.add(
+                    CalibrationAnswer(
+                        annotator_id=person.id, calibration_item_id=item.id, target=target, field=f.name, value=value
                     )
                 )
-                if row is None:
-                    session.add(
-                        CalibrationAnswer(
-                            annotator_id=person.id,
-                            calibration_item_id=item.id,
-                            target=target,
-                            field=f.name,
-                            value=value,
-                        )
-                    )
-                else:
-                    row.value = value
                 gold = item.gold.get(target, {}).get(f.name)
                 if gold is not None:
                     total += 1
                     matched += _matches(f.kind, value, gold)
         person.calibration_score = matched / total if total else 1.0
-        if person.calibration_score >= person.study.pass_threshold and person.calibration_passed_at is None:
+        if person.calibration_score >= person.study.pass_threshold:
             person.calibration_passed_at = utcnow()
-        session.commit()
+        try:
+            session.commit()
+        except IntegrityError:  # the same attempt submitted twice at once: the first one counts
+            session.rollback()
+            raise HTTPException(409, "This attempt was submitted already.") from None
         return RedirectResponse("/calibration/result", status_code=303)
 
     @app.get("/calibration/result", response_class=HTMLResponse)
     def calibration_result(request: Request, person: Person, session: DB) -> Response:
         if person.calibration_score is None:
             return RedirectResponse("/calibration", status_code=303)
+        given = _calibration_answers(session, person)
+        answered = {int(key.split(":", 1)[0]) for key in given}
         items = [
             {"item": item, "highlighted": [_highlight(t, item.highlights) for t in item.candidates]}
             for item in person.study.calibration
+            if item.id in answered
         ]
+        passed = person.calibration_passed_at is not None
         return render(
             request,
             "calibration_result.html",
@@ -409,8 +418,9 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
             study=person.study,
             form=study_form(person.study),
             items=items,
-            given=_calibration_answers(session, person),
-            passed=person.calibration_passed_at is not None,
+            given=given,
+            passed=passed,
+            more=not passed and bool(_calibration_attempt(session, person)),
             matches=_matches,
             title="Calibration feedback",
         )
@@ -612,6 +622,22 @@ def _matches(kind: str, value: str | None, gold: str | None) -> bool:
     if kind == "scale":
         return abs(int(value) - int(gold)) <= 1
     return value == gold
+
+
+def _calibration_attempt(session: Session, person: Annotator) -> list[CalibrationItem]:
+    """The examples of the annotator's next calibration attempt: ones whose reference answers they have not seen.
+
+    An attempt's examples are answered and shown with their reference answers together, so a
+    failed attempt's examples are never scored again: the next attempt takes fresh ones, and
+    none are left once every example has been seen.
+    """
+    seen = set(
+        session.scalars(
+            select(CalibrationAnswer.calibration_item_id).where(CalibrationAnswer.annotator_id == person.id)
+        )
+    )
+    fresh = [item for item in person.study.calibration if item.id not in seen]
+    return fresh[: person.study.calibration_size or len(fresh)]
 
 
 def _calibration_answers(session: Session, person: Annotator) -> dict[str, str]:

@@ -102,7 +102,7 @@ def serve(
     port: int = 8765,
     workers: int = 1,
     behind_tls: bool = False,
-    trusted_proxies: str = "127.0.0.1",
+    trusted_proxies: str = "",
 ) -> None:
     """Serve the annotation app with uvicorn until interrupted.
 
@@ -118,6 +118,8 @@ def serve(
         trusted_proxies: Comma-separated addresses whose ``X-Forwarded-Proto``/``X-Forwarded-For`` are
             believed (uvicorn's ``forwarded_allow_ips``): https reported by them also gives ``Secure``
             cookies and HSTS, and the slowdown on failed links counts the forwarded client address.
+            Empty (the default): no proxy is trusted and the forwarded headers are ignored, from
+            127.0.0.1 too (any local client, an SSH tunnel included, could send them).
     """
     try:
         import uvicorn
@@ -131,8 +133,8 @@ def serve(
         "port": port,
         "log_level": "info",
         "log_config": redacted_log_config(),
-        "proxy_headers": True,
-        "forwarded_allow_ips": trusted_proxies,
+        "proxy_headers": bool(trusted_proxies.strip()),
+        "forwarded_allow_ips": trusted_proxies.strip() or None,
     }
     if workers == 1:
         uvicorn.run(create_app(db, behind_tls=behind_tls), **common)  # type: ignore[arg-type]

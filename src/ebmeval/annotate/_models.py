@@ -5,7 +5,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Engine, ForeignKey, String, Text, UniqueConstraint, create_engine, event, select
+from sqlalchemy import (
+    JSON,
+    Engine,
+    ForeignKey,
+    String,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    event,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from .._util.errors import UsageError
@@ -47,6 +60,8 @@ class Study(Base):
     k: Mapped[int]
     seed: Mapped[int]
     pass_threshold: Mapped[float]
+    calibration_size: Mapped[int | None] = mapped_column(nullable=True)
+    """Gold examples per calibration attempt (None: all of them, so one attempt)."""
     admin_hash: Mapped[str] = mapped_column(String(64), unique=True)
     status: Mapped[str] = mapped_column(String(16), default="open")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -97,7 +112,7 @@ class Candidate(Base):
 
 
 class Annotator(Base):
-    """An invited expert; only the SHA-256 of the invitation token is kept (replaced when revoked)."""
+    """An invited expert; only the SHA-256 of the invitation token is kept (replaced when used or revoked)."""
 
     __tablename__ = "annotators"
     __table_args__ = (UniqueConstraint("study_id", "name"),)
@@ -105,6 +120,8 @@ class Annotator(Base):
     study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    used_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The hash of the invitation token once it was exchanged (it opens nothing, see ``_app.exchange``)."""
     committed_at: Mapped[datetime | None] = mapped_column(nullable=True)
     calibration_score: Mapped[float | None] = mapped_column(nullable=True)
     calibration_passed_at: Mapped[datetime | None] = mapped_column(nullable=True)
@@ -226,7 +243,27 @@ def make_engine(db: str) -> Engine:
     else:
         engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
     Base.metadata.create_all(engine)
+    _add_new_columns(engine)
     return engine
+
+
+def _add_new_columns(engine: Engine) -> None:
+    """Add the nullable columns newer versions brought to a database made by an older one.
+
+    Several workers may start at once: a column another one added meanwhile is left as it is.
+    """
+    for table in Base.metadata.sorted_tables:
+        have = {c["name"] for c in inspect(engine).get_columns(table.name)}
+        for column in table.columns:
+            if column.name in have or not column.nullable:
+                continue
+            kind = column.type.compile(dialect=engine.dialect)
+            try:
+                with engine.begin() as conn:
+                    conn.execute(text(f'ALTER TABLE {table.name} ADD COLUMN "{column.name}" {kind}'))
+            except DBAPIError:
+                if column.name not in {c["name"] for c in inspect(engine).get_columns(table.name)}:
+                    raise
 
 
 def find_study(session: Session, db: str, slug: str) -> Study:

@@ -239,6 +239,7 @@ def create_study(
     files: Sequence[str | Path] = (),
     calibration: str | Path | None = None,
     pass_threshold: float = 0.8,
+    calibration_size: int | None = None,
     checklist: Sequence[str] | None = None,
     title: str | None = None,
     seed: int = 0,
@@ -261,6 +262,9 @@ def create_study(
         files: JSONL item files.
         calibration: JSONL gold examples (see :func:`read_calibration`); none skips calibration.
         pass_threshold: Share of gold answers to match (scales within +-1) before tasks open.
+        calibration_size: Gold examples per calibration attempt (default: all, so one attempt). A
+            failed attempt's examples are shown with their reference answers and never scored
+            again: the next attempt takes the next ``calibration_size`` unseen ones.
         checklist: Steps of the checklist form (default: :data:`DEFAULT_CHECKLIST`).
         title: Title shown on the pages (default: the slug).
         seed: Seed of the assignment.
@@ -302,6 +306,10 @@ def create_study(
     if limit is not None:
         items = items[:limit]
     gold = read_calibration(calibration, spec) if calibration is not None else []
+    if calibration_size is not None and not 1 <= calibration_size <= len(gold):
+        raise ConfigError(
+            "calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {calibration_size}"
+        )
     plan = latin_square_plan(len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task)
 
     engine = make_engine(db)
@@ -319,6 +327,7 @@ def create_study(
             k=k,
             seed=seed,
             pass_threshold=pass_threshold,
+            calibration_size=calibration_size,
             admin_hash=hash_token(admin_token),
         )
         session.add(study)

@@ -15,15 +15,17 @@ class _Record:
 
 
 class FailureThrottle:
-    """Counts failed lookups per client address and makes the client wait after the first few.
+    """Counts failed lookups per client address and slows the client down after the first few.
 
-    After ``free`` failures, a client must wait ``delay(n) = min(base * 2**(n - free - 1), cap)``
-    seconds after its n-th failure before its next lookup is even tried; until then every lookup
-    is refused (HTTP 429). Each admitted lookup counts as a failure from the moment it is admitted
-    and is refunded when it succeeds, so concurrent requests cannot slip through one opening
-    together, and a valid token refunds only its own lookup. A client's count is forgotten
-    ``window`` seconds after its last failure. A steady guesser is held to 1/cap lookups per
-    second. State is per process (per uvicorn worker).
+    A lookup always runs, so a valid link or admin token opens whatever the address did before:
+    guesses from a shared address (an office NAT, a proxy, an SSH tunnel) never lock out a valid
+    link. Only failures are counted: after ``free`` of them, a client's next failed lookups are
+    answered 429 (and not counted) until ``delay(n) = min(base * 2**(n - free - 1), cap)``
+    seconds have passed since its n-th counted failure. A client's count is forgotten ``window``
+    seconds after its last failure. State is per process (per uvicorn worker).
+
+    Tokens carry 256 bits, so the answer to a guess tells an attacker nothing usable; the
+    slowdown keeps a scanner's failures few, refused cheaply, and visible in the log.
 
     Args:
         free: Failures allowed without delay (typos).
@@ -56,8 +58,8 @@ class FailureThrottle:
             return 0.0
         return float(min(self.base * 2 ** (failures - self.free - 1), self.cap))
 
-    def admit(self, client: str) -> float:
-        """Seconds ``client`` must still wait (then nothing is counted), or 0: admitted, counted as a failure."""
+    def failed(self, client: str) -> float:
+        """Record a failed lookup of ``client``: 0 when counted, else the seconds it must still wait (not counted)."""
         with self._lock:
             now = self._clock()
             record = self._records.get(client)
@@ -72,10 +74,3 @@ class FailureThrottle:
                 stalest = min(self._records, key=lambda c: self._records[c].last)
                 del self._records[stalest]
             return 0.0
-
-    def succeeded(self, client: str) -> None:
-        """Refund the admitted lookup of ``client`` that found its token."""
-        with self._lock:
-            record = self._records.get(client)
-            if record is not None and record.failures > 0:
-                record.failures -= 1

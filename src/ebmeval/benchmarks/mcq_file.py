@@ -16,7 +16,8 @@ from ._mcq import mcq_task
 def load_mcq_file(path: str | Path) -> list[Sample]:
     """Samples from JSONL lines ``{"id", "question", "options", "answer", "context"?, "metadata"?}``.
 
-    ``options`` is a list (lettered A, B, …) or a mapping letter → text; ``answer`` a letter or
+    ``options`` is a list (lettered A, B, …) or a mapping letter → text (letters ignore case, so
+    ``"A"`` and ``"a"`` together are refused); ``answer`` a letter or
     a list of letters; ``context`` a string or a list of strings. Every problem is a
     ``DataError`` naming the file, line and field.
     """
@@ -80,7 +81,16 @@ def _options(raw: Any, path: str | Path, line: int) -> dict[str, str]:
     if isinstance(raw, list) and raw and all(isinstance(o, str) for o in raw) and len(raw) <= 26:
         return dict(zip(string.ascii_uppercase, raw, strict=False))
     if isinstance(raw, dict) and raw and all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-        return {k.strip().upper(): v for k, v in raw.items()}
+        options: dict[str, str] = {}
+        for key, text in raw.items():
+            letter = key.strip().upper()
+            if letter in options:
+                raise DataError(
+                    path, f"two options are letter {letter} (letters ignore case and spaces)", line=line,
+                    field="options", value=raw,
+                )  # fmt: skip
+            options[letter] = text
+        return options
     raise DataError(
         path, "expected a list of option texts or an object letter → text", line=line, field="options", value=raw
     )

@@ -28,6 +28,9 @@ def annotate_create(
     items: Annotated[list[Path] | None, typer.Option("--items", help="JSONL items file (repeatable).")] = None,
     calibration: Annotated[Path | None, typer.Option(help="JSONL gold examples for calibration.")] = None,
     pass_threshold: Annotated[float, typer.Option(help="Calibration score needed to start.")] = 0.8,
+    calibration_size: Annotated[
+        int | None, typer.Option(help="Gold examples per calibration attempt (default: all; one attempt).")
+    ] = None,
     checklist_step: Annotated[list[str] | None, typer.Option("--checklist-step", help="Checklist item.")] = None,
     title: Annotated[str | None, typer.Option(help="Title shown to annotators.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of assignment and order.")] = 0,
@@ -48,6 +51,7 @@ def annotate_create(
         files=items or (),
         calibration=calibration,
         pass_threshold=pass_threshold,
+        calibration_size=calibration_size,
         checklist=checklist_step,
         title=title,
         seed=seed,
@@ -69,8 +73,9 @@ def annotate_serve(
         bool, typer.Option("--behind-tls", help="Users connect over HTTPS via a proxy: Secure cookies and HSTS.")
     ] = False,
     trusted_proxies: Annotated[
-        str, typer.Option(help="Comma-separated proxy addresses whose X-Forwarded-Proto/-For headers are believed.")
-    ] = "127.0.0.1",
+        str,
+        typer.Option(help="Comma-separated proxy addresses whose X-Forwarded-Proto/-For are believed (default: none)."),
+    ] = "",
 ) -> None:
     """Serve the annotation app."""
     from ..annotate import serve

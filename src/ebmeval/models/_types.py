@@ -46,7 +46,7 @@ class GenerateConfig(BaseModel):
     """Most tokens to generate."""
     stop: tuple[str, ...] | None = None
     """Strings that end generation."""
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)
     """Sampling seed, sent to providers that accept one."""
     logprobs: bool = False
     """Return the log-probability of each generated token."""

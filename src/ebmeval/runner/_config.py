@@ -12,6 +12,9 @@ from .._util.defaults import DEFAULT_STORE as DEFAULT_STORE
 from .._util.errors import ConfigError
 from ..models import GenerateConfig
 
+MAX_EPOCHS = 1000
+"""Most epochs a run may have."""
+
 
 class RoleConfig(BaseModel):
     """The model playing one role (``judge`` …) and its own provider options."""
@@ -42,10 +45,10 @@ class RunConfig(BaseModel):
     unset roles use ``model``."""
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     """Generation settings that override the task's defaults."""
-    seed: int = Field(default=0, strict=True)
+    seed: int = Field(default=0, strict=True, ge=-(2**63), le=2**63 - 1)
     """Seed of every random choice in the run; epoch ``e`` samples with ``seed + e``."""
-    epochs: int = Field(default=1, ge=1, strict=True)
-    """How many times each sample is answered."""
+    epochs: int = Field(default=1, ge=1, le=MAX_EPOCHS, strict=True)
+    """How many times each sample is answered (at most :data:`MAX_EPOCHS`)."""
     limit: int | None = Field(default=None, gt=0, strict=True)
     """Answer only ``limit`` samples (not part of the run's identity)."""
     shard: str | None = None
@@ -59,9 +62,17 @@ class RunConfig(BaseModel):
     concurrency: int | None = Field(default=None, gt=0, strict=True)
     """Samples in flight at once; default: what the model serves well."""
     store: str = DEFAULT_STORE
-    """Path of the SQLite run store."""
+    """Path of the SQLite run store (an empty one is refused, not taken as the current folder)."""
     cache: bool = True
     """Reuse cached model responses for identical requests."""
+
+    @field_validator("store")
+    @classmethod
+    def _store_path(cls, value: str) -> str:
+        """A path, not an empty string."""
+        if not value.strip():
+            raise ValueError("the run store needs a path, not an empty string")
+        return value
 
     @field_validator("shard")
     @classmethod
@@ -94,6 +105,9 @@ def parse_shard(value: str) -> tuple[int, int]:
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     """Read a YAML run config; ``overrides`` (from flags) replace top-level fields.
 
+    The file (or a ``--model`` flag) must name the model: a config is refused rather than run
+    on the default local model by accident.
+
     Errors name the file, the field and, where the YAML shows it, the line.
     """
     source = Path(path)
@@ -114,7 +128,7 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
         raise ConfigError("config", "the file must hold a mapping of fields", source=str(source))
     data.update(overrides or {})
     try:
-        return RunConfig.model_validate(data)
+        config = RunConfig.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = [str(part) for part in first["loc"]]
@@ -123,6 +137,12 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
         raise ConfigError(
             ".".join(loc) or "config", f"{first['msg']} (value: {first.get('input')!r})", source=where
         ) from exc
+    if "model" not in data:  # only a run from flags alone takes the default model
+        raise ConfigError(
+            "model", "missing: a config file names the model it evaluates (model: local for the bundled one)",
+            source=str(source),
+        )  # fmt: skip
+    return config
 
 
 def config_from_flags(**fields: Any) -> RunConfig:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import re
 import sys
@@ -239,15 +238,12 @@ def run(
             raise _leaves(failed)[0] from None
         status = "errors" if progress.errors else "complete"
     finally:
+        in_flight = sys.exc_info()[1]
         try:
-            if status == "interrupted":  # writes in flight when the run stopped: the error raised says why
-                with contextlib.suppress(SQLiteError):
-                    store.flush()
-            store.set_status(run_id, status)
-            store.release(run_id)
+            store.finish(run_id, status)  # interrupted, and raises, when a write in flight failed
             final = store.get_run(run_id)
         except SQLiteError:
-            if sys.exc_info()[0] is None:
+            if in_flight is None:
                 raise
             final = run_record  # the error in flight says why the store cannot be written
         finally:

@@ -28,6 +28,8 @@ from ..tasks import Generation, ParsedAnswer, RetrievedDocument, Sample, Score
 from ._schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION, run_script
 
 _WHAT = "run store"
+RESERVE_BYTES = 128 * 1024
+"""Size of the reserve file beside a store being written: room to end a run on a full disk."""
 
 
 def _now() -> str:
@@ -82,7 +84,8 @@ class RunStore:
     """Read and write runs in the SQLite file at ``path``.
 
     For writing (the default) the file and its folder are created when missing, an older
-    schema is migrated, and an existing file must pass ``PRAGMA quick_check``. With
+    schema is migrated, and an existing file must pass ``PRAGMA quick_check`` and hold as many
+    rows in each index as in its table (a stale index page would let a run insert duplicates). With
     ``read_only`` the file must exist and is never created or changed, so a mistyped path is
     an error and a store on a read-only filesystem can still be read.
     """
@@ -101,6 +104,7 @@ class RunStore:
         try:
             if existed:
                 sqlite.quick_check(self._db, self.path, _WHAT)
+                sqlite.check_indexes(self._db, self.path, _WHAT)
             with sqlite.translate(self.path, _WHAT):
                 self._upgrade()
         except BaseException:
@@ -264,7 +268,11 @@ class RunStore:
     # locks
 
     def acquire(self, run_id: str) -> None:
-        """Mark this process as the run's writer; refuses while another live process is."""
+        """Mark this process as the run's writer; refuses while another live process is.
+
+        Also makes the reserve file :meth:`finish` frees on a full disk (``<store>-reserve``).
+        """
+        self._make_reserve()
         host = socket.gethostname()
         self.flush()
         with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE locks"), sqlite.transaction(self._db):
@@ -280,8 +288,68 @@ class RunStore:
             )
 
     def release(self, run_id: str) -> None:
-        """Give up writing the run."""
-        self._write("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+        """Give up writing the run once the writes queued before are committed (their error is raised after)."""
+        try:
+            self.flush()
+        finally:
+            self._end(run_id, None)
+
+    def finish(self, run_id: str, status: str) -> None:
+        """Commit the queued writes, then set the run's final ``status`` and give up writing it.
+
+        When a queued write fails (a full disk), the run is marked ``interrupted`` instead, its
+        lock still released, and the error raised.
+        """
+        try:
+            self.flush()
+        except sqlite.SQLiteError:
+            self._end(run_id, "interrupted")
+            raise
+        self._end(run_id, status)
+
+    def _end(self, run_id: str, status: str | None) -> None:
+        """Delete this process's lock of the run (and set its status), in one transaction written at once.
+
+        Not queued behind the background writer, whose error must not leave the run ``running``
+        with its lock held. On a full disk the room for it comes from the reserve file
+        :meth:`acquire` made: it is deleted and the transaction tried again. The reserve goes
+        once no run of the store is being written.
+        """
+        try:
+            writing = self._end_transaction(run_id, status)
+        except sqlite.SQLiteError as exc:
+            if not isinstance(exc.__cause__, sqlite3.Error) or not _full(exc.__cause__):
+                raise
+            self._reserve.unlink(missing_ok=True)
+            writing = self._end_transaction(run_id, status)
+        if not writing:
+            self._reserve.unlink(missing_ok=True)
+
+    def _end_transaction(self, run_id: str, status: str | None) -> bool:
+        """The transaction of :meth:`_end`; whether runs of the store are still being written."""
+        with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE runs"), sqlite.transaction(self._db):
+            if status is not None:
+                self._db.execute(
+                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id)
+                )
+            self._db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
+            return self._db.execute("SELECT 1 FROM locks LIMIT 1").fetchone() is not None
+
+    @property
+    def _reserve(self) -> Path:
+        """Room kept beside the store while runs write it, so a full disk can still record how a run ended."""
+        return self.path.with_name(self.path.name + "-reserve")
+
+    def _make_reserve(self) -> None:
+        if self._reserve.exists():
+            return
+        try:
+            with self._reserve.open("wb") as out:
+                out.write(bytes(RESERVE_BYTES))
+                out.flush()
+                os.fsync(out.fileno())
+        except OSError:  # no room even for that: the run fails on its first write anyway
+            self._reserve.unlink(missing_ok=True)
 
     # generations
 
@@ -600,6 +668,10 @@ def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
         reasoning=row[11],
     )
     return sample, generation
+
+
+def _full(exc: sqlite3.Error) -> bool:
+    return getattr(exc, "sqlite_errorname", "").startswith("SQLITE_FULL")
 
 
 def _run_record(row: tuple[Any, ...]) -> RunRecord:

@@ -29,6 +29,39 @@ def read_jsonl(path: str | Path, *, errors: list[DataError] | None = None) -> It
             yield from parse_jsonl(plain, source, errors=errors)
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted in a JSONL line."""
+
+
+def _json_record(line: str, source: str | Path, number: int) -> dict[str, Any]:
+    """The JSON object on one line; ``DataError`` for another value or one nested deeper than :data:`MAX_DEPTH`."""
+    too_deep = DataError(source, f"JSON nested more than {MAX_DEPTH} levels deep", line=number)
+    try:
+        record = json.loads(line)
+    except RecursionError:
+        raise too_deep from None
+    if _depth(record) > MAX_DEPTH:
+        raise too_deep
+    if not isinstance(record, dict):
+        raise DataError(source, "expected a JSON object", line=number, value=record)
+    return record
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if level <= MAX_DEPTH:
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 def parse_jsonl(
     lines: Iterable[bytes], source: str | Path, *, errors: list[DataError] | None = None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -54,9 +87,7 @@ def parse_jsonl(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-            if not isinstance(record, dict):
-                raise DataError(source, "expected a JSON object", line=number, value=record)
+            record = _json_record(line, source, number)
         except json.JSONDecodeError as exc:
             problem = DataError(source, f"invalid JSON: {exc.msg} at column {exc.colno}", line=number)
             if errors is None:
