@@ -157,7 +157,7 @@ _SEP = re.compile(
     re.I,
 )
 _CLOSING = re.compile(r"[\s.,;:!?)\]\"'»*。．，；：！？）]*")
-_SENTENCE_END = re.compile(r"\s*(?:[.!?;]\s+|[。！？；])\S")
+_SENTENCE_END = re.compile(r"\s*(?:[.!?;]\s+|[。！？；]\s*)\S")
 _CLAUSE = re.compile(
     r"\s*[,:;\-–—(]?\s*(?:because|since|as|given|due|which|based|according|car|parce|puisque|étant|en\s+effet|selon)\b",
     re.I,
@@ -604,7 +604,7 @@ _BAD_WORDS = r"no|false|incorrect|wrong|faux|fausse|inexacte?|non|错误|錯誤|
 _INLINE_VERDICT = re.compile(
     r"(?<![A-Za-z0-9'’])(?:(?i:options?|propositions?|choices?|statements?)\s+)?[(\[]?(?P<letter>[A-Z])[)\]]?"
     r"(?:\s*[.:：)=\-–—]\s*|\s+(?=[(\[])|[ \t]*(?=[✓✔✗✘正错錯对對]))[(\[]?\s*(?P<not>(?i:not|pas)\s+)?"
-    rf"(?P<word>(?P<good>(?i:{_GOOD_WORDS}))|(?i:{_BAD_WORDS}))\s*[)\]]?(?=[ \t]*(?:[,.;:!)\]。，；！]|$))",
+    rf"(?P<word>(?P<good>(?i:{_GOOD_WORDS}))|(?i:{_BAD_WORDS}))\s*[)\]]?(?=[ \t]*(?:[,.;:!()\]。，；！]|$))",
     re.M,
 )
 """A verdict right after its letter: "A. Yes", "B: False", "C (correct)", "D : faux", "E：正确"."""
@@ -712,7 +712,8 @@ def _verdict_reading(verdicts: list[_Verdict], reader: _Reader) -> tuple[int, Re
     if good & bad:
         return start, _Fail(f"ambiguous: {','.join(sorted(good & bad))} judged both correct and wrong")
     unjudged = [letter for letter in reader.by_upper.values() if letter not in good | bad]
-    if reader.multi and bad and unjudged:  # a review of every option that leaves some out
+    reviews = bad or not all(verdict.listed for verdict in verdicts)  # "B is wrong", "A. Yes": every option judged
+    if reader.multi and reviews and unjudged:  # a review of every option that leaves some out
         return start, _Fail(f"option-review: {','.join(unjudged)} not judged")
     return start, frozenset(good) if good else None
 
@@ -785,7 +786,8 @@ def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
             return outcome
         return _sound(outcome[0], outcome[1], 0, prose, verdicts, reader)
     unread = " " * since + prose[since:]
-    for start, end in blocks:  # lines a statement has read are not read again as bare lists
+    spans = blocks + [(verdict.start, verdict.end) for verdict in verdicts]
+    for start, end in spans:  # lines a statement has read, and verdicts, are not read again as bare lists
         unread = unread[:start] + re.sub(r"[^\n]", " ", unread[start:end]) + unread[end:]
     readings.add("list", [(0, letters) for _, _, letters in _bare_runs(unread, reader)], final=False)
     source, final, start = readings.final
