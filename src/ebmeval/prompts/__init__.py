@@ -1,6 +1,18 @@
 """Named, versioned prompt templates, below the workflows and scorers that use them."""
 
-from ._qa import CONTEXT, COT, DIRECT, FORMAT_MULTI, FORMAT_OPEN, FORMAT_SINGLE, OPTIONS, QUESTION, REFINE
+from ._qa import (
+    CONTEXT,
+    COT,
+    DIRECT,
+    FORMAT_MULTI,
+    FORMAT_MULTI_STRICT,
+    FORMAT_OPEN,
+    FORMAT_SINGLE,
+    FORMAT_SINGLE_STRICT,
+    OPTIONS,
+    QUESTION,
+    REFINE,
+)
 from ._template import PromptTemplate, add_template, list_templates, templates
 
 __all__ = [
@@ -8,8 +20,10 @@ __all__ = [
     "COT",
     "DIRECT",
     "FORMAT_MULTI",
+    "FORMAT_MULTI_STRICT",
     "FORMAT_OPEN",
     "FORMAT_SINGLE",
+    "FORMAT_SINGLE_STRICT",
     "OPTIONS",
     "PromptTemplate",
     "QUESTION",

@@ -26,6 +26,20 @@ FORMAT_MULTI = _add(
     'separated by commas (for example "A, C").',
     "What a multi-answer multiple-choice reply must contain.",
 )
+FORMAT_SINGLE_STRICT = _add(
+    "format/single-strict",
+    1,
+    "Exactly one option is correct. End your reply with a final line of exactly the form "
+    '"ANSWER: X", where X is the letter of that option (for example "ANSWER: B").',
+    "A single-answer reply in the one format the strict reading accepts (answer_format=strict).",
+)
+FORMAT_MULTI_STRICT = _add(
+    "format/multi-strict",
+    1,
+    "One or more options are correct. End your reply with a final line of exactly the form "
+    '"ANSWER: X" listing the letters of all correct options, separated by commas (for example "ANSWER: A, C").',
+    "A multi-answer reply in the one format the strict reading accepts (answer_format=strict).",
+)
 FORMAT_OPEN = _add("format/open", 1, "Answer briefly.", "What a free-form reply must contain.")
 
 DIRECT = _add(

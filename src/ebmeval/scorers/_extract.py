@@ -83,6 +83,7 @@ from typing import Any
 
 from ..models import split_reasoning, strip_reasoning
 from ..tasks import AnswerParser, ParsedAnswer, Sample
+from ._strict import AnswerFormat, parse_strict
 
 
 def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) -> ParsedAnswer:
@@ -107,11 +108,16 @@ def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) ->
     return ParsedAnswer(value=ordered if multi else ordered[0], method=method)
 
 
-def choice_parser(*, multi: bool = False) -> AnswerParser:
-    """A task parser reading option letters with :func:`parse_choices` from ``sample.choices``."""
+def choice_parser(*, multi: bool = False, answer_format: AnswerFormat = "lenient") -> AnswerParser:
+    """A task parser reading option letters from ``sample.choices``.
+
+    With :func:`parse_choices`, or with :func:`~ebmeval.scorers._strict.parse_strict` when
+    ``answer_format`` is ``"strict"``.
+    """
+    read = parse_strict if answer_format == "strict" else parse_choices
 
     def parse(output: str, sample: Sample) -> ParsedAnswer:
-        return parse_choices(output, sample.choices or {}, multi=multi)
+        return read(output, sample.choices or {}, multi=multi)
 
     return parse
 

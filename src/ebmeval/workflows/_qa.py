@@ -12,6 +12,8 @@ shared by all of them:
   Thinking traces (``<think>…</think>``) are removed before the answer is parsed.
 - ``overflow``: what happens when the documents do not fit the model's context window
   (``ctx.model().api.context_length``); see :meth:`QAWorkflow.fit_context`.
+- ``strict``: ask for the one answer format the strict reading accepts (a final
+  ``ANSWER: X`` line, see ``ebmeval.scorers._strict``) instead of the plain letters.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from ..prompts import (
     COT,
     DIRECT,
     FORMAT_MULTI,
+    FORMAT_MULTI_STRICT,
     FORMAT_OPEN,
     FORMAT_SINGLE,
+    FORMAT_SINGLE_STRICT,
     OPTIONS,
     QUESTION,
     REFINE,
@@ -90,9 +94,13 @@ class QAWorkflow(ABC):
         thinking: bool | None = None,
         overflow: Overflow = "truncate",
         max_tokens: int = REASONING_MAX_TOKENS,
+        strict: bool = False,
     ) -> None:
         if overflow not in ("truncate", "error"):
             raise ConfigError("overflow", f"must be 'truncate' or 'error', not {overflow!r}")
+        self.strict = strict
+        if strict:  # only strict prompts name these templates: the versions of the others stay as they were
+            self.templates = (*self.templates, FORMAT_SINGLE_STRICT, FORMAT_MULTI_STRICT)
         self.multi_answer = multi_answer
         self.system_prompt = system_prompt
         self.thinking = thinking
@@ -120,6 +128,8 @@ class QAWorkflow(ABC):
         """The instruction saying what form the answer takes."""
         if sample.choices is None:
             return FORMAT_OPEN.render()
+        if self.strict:
+            return (FORMAT_MULTI_STRICT if self.multi_answer else FORMAT_SINGLE_STRICT).render()
         return (FORMAT_MULTI if self.multi_answer else FORMAT_SINGLE).render()
 
     def question_block(self, sample: Sample, documents: str | None = None) -> str:
@@ -248,6 +258,7 @@ class Direct(QAWorkflow):
         overflow: Overflow = "truncate",
         answer_from: Literal["text", "logprobs"] = "text",
         top_logprobs: int = 20,
+        strict: bool = False,
     ) -> None:
         super().__init__(
             multi_answer=multi_answer,
@@ -255,9 +266,12 @@ class Direct(QAWorkflow):
             thinking=thinking,
             overflow=overflow,
             max_tokens=DIRECT_MAX_TOKENS,
+            strict=strict,
         )
         if answer_from not in ("text", "logprobs"):
             raise ConfigError("answer_from", f"must be 'text' or 'logprobs', not {answer_from!r}")
+        if answer_from == "logprobs" and strict:
+            raise ConfigError("answer_format", "'strict' reads a reply's ANSWER line; answer_from='logprobs' has none")
         if answer_from == "logprobs" and multi_answer:
             raise ConfigError("answer_from", "'logprobs' picks one letter; it needs a single-answer task")
         self.answer_from = answer_from
@@ -373,10 +387,11 @@ def qa_workflow(
     thinking: bool | None = None,
     overflow: Overflow = "truncate",
     answer_from: Literal["text", "logprobs"] = "text",
+    strict: bool = False,
 ) -> QAWorkflow:
     """The question-answering workflow named ``strategy`` (``direct``, ``cot`` or ``cot-refine``).
 
-    ``answer_from="logprobs"`` is only available with ``direct``.
+    ``answer_from="logprobs"`` is only available with ``direct``, and not with ``strict``.
     """
     if strategy == "direct":
         return Direct(
@@ -385,13 +400,16 @@ def qa_workflow(
             thinking=thinking,
             overflow=overflow,
             answer_from=answer_from,
+            strict=strict,
         )
     if answer_from != "text":
         raise ConfigError("answer_from", f"'{answer_from}' is only available with the 'direct' strategy")
     kinds: dict[str, type[QAWorkflow]] = {"cot": ChainOfThought, "cot-refine": ChainOfThoughtRefine}
     if strategy not in kinds:
         raise ConfigError("strategy", f"must be one of direct, cot, cot-refine, not {strategy!r}")
-    return kinds[strategy](multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow)
+    return kinds[strategy](
+        multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow, strict=strict
+    )
 
 
 def letter_probabilities(output: ModelOutput, letters: Sequence[str]) -> tuple[int, dict[str, float]] | None:
