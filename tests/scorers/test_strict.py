@@ -55,13 +55,15 @@ def test_anything_else_is_unparsed(reply: str, multi: bool, reason: str) -> None
 
 def test_the_strict_prompt_asks_for_the_line_and_the_lenient_prompt_is_unchanged() -> None:
     sample = Sample(id="1", input="Which drug?", target="C", choices=OPTIONS)
-    lenient, strict = qa_workflow("cot"), qa_workflow("cot", strict=True)
-    (prompt,) = strict.render_prompts(sample).values()
-    assert 'final line of exactly the form "ANSWER: X"' in prompt[-1].content
-    (plain,) = lenient.render_prompts(sample).values()
-    assert "ANSWER" not in plain[-1].content
-    assert lenient.version != strict.version
-    assert [t.id for t in lenient.templates] == [t.id for t in type(lenient).templates]
+    for strategy in ("direct", "cot", "cot-refine"):
+        lenient, strict = qa_workflow(strategy), qa_workflow(strategy, strict=True)
+        for messages in strict.render_prompts(sample).values():
+            assert 'final line of exactly the form "ANSWER: X"' in messages[-1].content
+            assert "Answer: <answer>" not in messages[-1].content  # one format only
+        for messages in lenient.render_prompts(sample).values():
+            assert "ANSWER" not in messages[-1].content
+        assert lenient.version != strict.version
+        assert [t.id for t in lenient.templates] == [t.id for t in type(lenient).templates]
 
 
 async def test_the_scorer_records_the_lenient_reading_beside_the_strict_one() -> None:

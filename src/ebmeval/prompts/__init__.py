@@ -3,6 +3,7 @@
 from ._qa import (
     CONTEXT,
     COT,
+    COT_STRICT,
     DIRECT,
     FORMAT_MULTI,
     FORMAT_MULTI_STRICT,
@@ -12,12 +13,14 @@ from ._qa import (
     OPTIONS,
     QUESTION,
     REFINE,
+    REFINE_STRICT,
 )
 from ._template import PromptTemplate, add_template, list_templates, templates
 
 __all__ = [
     "CONTEXT",
     "COT",
+    "COT_STRICT",
     "DIRECT",
     "FORMAT_MULTI",
     "FORMAT_MULTI_STRICT",
@@ -28,6 +31,7 @@ __all__ = [
     "PromptTemplate",
     "QUESTION",
     "REFINE",
+    "REFINE_STRICT",
     "add_template",
     "list_templates",
     "templates",

@@ -64,3 +64,17 @@ REFINE = _add(
     'of the form "Answer: <answer>".',
     "The second call of 'cot-refine', conditioned on the question and the first answer.",
 )
+COT_STRICT = _add(
+    "mcq/cot-strict",
+    1,
+    "{question_block}\n\n{answer_format} First think step by step, then end your reply with that line.",
+    "Reasoning, then the final ANSWER line (strategy 'cot' with answer_format=strict).",
+)
+REFINE_STRICT = _add(
+    "mcq/refine-strict",
+    1,
+    "{question_block}\n\nA first answer to this question was:\n<first_answer>\n{previous}\n"
+    "</first_answer>\n\nCheck that answer against the question{grounding}: correct any error in "
+    "its reasoning or its choice, or confirm it. {answer_format}",
+    "The second call of 'cot-refine' with answer_format=strict.",
+)

@@ -3,7 +3,8 @@ r"""Reading option letters out of free-text, JSON and reasoning-model output.
 The rule: **a reply is read completely or marked unparsed, never partially.** Every
 place in the reply that states an answer is read, and all of them must name the same
 letters; a statement that starts like an answer but cannot be read to its end makes
-the reply unparsed rather than yielding the letters read so far.
+the reply unparsed rather than yielding the letters read so far; and the reading must
+account for every option the reply names after it (*soundness*, below).
 
 Grammar (``docs/answer-extraction.md`` has it with examples and measurements). Before
 reading, reasoning traces (``<think>…</think>``, see :func:`strip_reasoning`) and
@@ -14,7 +15,7 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
   - ``ITEM``: one option letter, bare or in ``()``, ``[]``, quotes, optionally preceded
     by "option"/"proposition"/"choice"/"letter" and optionally followed by its own
     option text ("A. observational"); or uppercase letters run together ("ACE").
-  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` "and" "et" (also ", and"), spaces, and
+  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` ``、`` "and" "et" (also ", and"), spaces, and
     ``.`` when what follows is another item ("A. C. E."); "or"/"ou" makes it *hedged*.
   - Accepted tails: nothing or closing punctuation; a sentence end then anything;
     "because"/"since"/"car"/"parce que"… clauses; "is/are (also) correct/true…",
@@ -45,21 +46,47 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
      the option lines that follow when that rest is empty. Statements: "Answer:",
      "ANSWER: X", "The (final|correct|best) answer(s) is/are", "answer(s)",
      "Correct options are", "Réponse(s) :", "Réponse finale :", "Les bonnes réponses
-     sont", "I would choose/select/pick", "je choisis", and "Therefore/Thus/Hence/So/
-     Donc, LIST" when the sentence holds nothing but the list.
-  4. ``verdicts``: the union of sentences "Option A is correct", "A and C are
-     correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not
-     followed by "only if"/"when", not a question). On single-answer tasks they are
-     read only when no other source states an answer: there "A, C and D are true"
-     is reasoning about a question "all of the following except".
+     sont", "Les propositions exactes sont", "Il faut cocher", "I would choose/select/
+     pick", "je choisis/retiens/coche", "答案：", "正确答案是", "(应)选", and
+     "Therefore/Thus/Hence/So/Donc, LIST" or "so: LIST" when the sentence holds nothing
+     but the list. A statement is *marked final* when a revision introduces its sentence
+     ("Actually", "on second thought", "on reflection", "en fait", "finalement"); a
+     revision followed by a list is a statement itself ("Actually, just A and C.").
+  4. ``verdicts``: options judged one by one, each correct or wrong: a list then a
+     verdict ("Option A is correct", "A and C are correct", "B is not", "B and D are
+     wrong", "les propositions A, C et E sont exactes", "B n'est pas exacte"; not after
+     "if"/"si", not followed by "only if"/"when", not a question), or a verdict right
+     after its letter ("A. Yes", "B: False", "C (correct)", "D : faux", "E：正确";
+     never an option's own text, as "B. no" where option B is "no"). Read as the set
+     judged correct when no JSON, box or statement answers; then an option judged both
+     ways is ``ambiguous``, and where the style judges every option (a verdict of one
+     letter, or a wrong one) an option left unjudged is ``option-review``.
+
+  *Self-correction*: when statements name different letters and exactly one of them is
+  marked final, it replaces everything said before it; otherwise they must agree.
 
   The *final answer* is the JSON answer if there is one, else the last box, else the
   last answer statement, else the verdicts; when it is unreadable the reply is
-  unparsed with its reason. Every reading of the four sources, and of every block of
-  lines holding nothing but letters ("A, C", "- A"), must name the same letters, else
-  the reply is ``ambiguous`` and unparsed, with the readings in ``method``
-  ("ambiguous: answer-line says A,C,E; json says A"). Unreadable statements other than
-  the final answer are ignored (reasoning says "if the answer is A, then…").
+  unparsed with its reason. Every reading of the sources, the positive list verdicts
+  on multi-answer tasks, and every block of lines holding nothing but letters ("A, C",
+  "- A") must name the same letters, else the reply is ``ambiguous`` and unparsed,
+  with the readings in ``method`` ("ambiguous: answer-line says A,C,E; json says A").
+  Unreadable statements other than the final answer are ignored (reasoning says "if the
+  answer is A, then…").
+
+  *Soundness*: the reading must then account for every option the reply names. The
+  *answer region* is the reply from the start of the final answer (its statement, its
+  box, the end of its JSON object's reasoning strings, its first verdict) to the end;
+  the whole reply when the answer comes from verdicts or lines (below). A *mention* is:
+  every verdict (in the whole reply on multi-answer tasks, in the region on
+  single-answer ones, where reasoning weighs options "all except"); in the region, a
+  capital option letter standing as a word, not negated in its clause ("not", "except",
+  "wrong", "pas"…) and not a word or abbreviation ("A patient", "E. coli", "B cells"),
+  with option texts blanked first ("Hepatitis B"); and a line that is an option's text.
+  After an explanation heading ("Explanation:") letters count only through verdicts. A
+  verdict must agree with the reading (judged correct exactly when read); any other
+  mention must name a letter of the reading. Otherwise the reply is ``ambiguous``
+  ("ambiguous: answer-line says C; A named after it").
   5. Only when no source states an answer, ``whole``/``first-line``/``last-line``/
      ``lines``: blocks of consecutive lines that are each a list (one option per line,
      bullets, "Sure! A, C", an array, option texts) are read as one list each; every

@@ -29,6 +29,7 @@ from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reas
 from ..prompts import (
     CONTEXT,
     COT,
+    COT_STRICT,
     DIRECT,
     FORMAT_MULTI,
     FORMAT_MULTI_STRICT,
@@ -38,6 +39,7 @@ from ..prompts import (
     OPTIONS,
     QUESTION,
     REFINE,
+    REFINE_STRICT,
     PromptTemplate,
 )
 from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
@@ -85,6 +87,8 @@ class QAWorkflow(ABC):
 
     name: str = ""
     templates: tuple[PromptTemplate, ...] = ()
+    strict_templates: tuple[PromptTemplate, ...] = (FORMAT_SINGLE_STRICT, FORMAT_MULTI_STRICT)
+    """The templates a strict workflow uses besides (or instead of some of) ``templates``."""
 
     def __init__(
         self,
@@ -100,7 +104,7 @@ class QAWorkflow(ABC):
             raise ConfigError("overflow", f"must be 'truncate' or 'error', not {overflow!r}")
         self.strict = strict
         if strict:  # only strict prompts name these templates: the versions of the others stay as they were
-            self.templates = (*self.templates, FORMAT_SINGLE_STRICT, FORMAT_MULTI_STRICT)
+            self.templates = (*self.templates, *self.strict_templates)
         self.multi_answer = multi_answer
         self.system_prompt = system_prompt
         self.thinking = thinking
@@ -309,10 +313,12 @@ class ChainOfThought(QAWorkflow):
 
     name = "cot"
     templates: tuple[PromptTemplate, ...] = (QUESTION, CONTEXT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN, COT)
+    strict_templates = (*QAWorkflow.strict_templates, COT_STRICT)
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
-        """The ``mcq/cot`` prompt."""
-        return COT.render(question_block=question_block, answer_format=self.answer_format(sample))
+        """The ``mcq/cot`` prompt (``mcq/cot-strict`` when strict)."""
+        template = COT_STRICT if self.strict else COT
+        return template.render(question_block=question_block, answer_format=self.answer_format(sample))
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Ask once for reasoning and an answer."""
@@ -341,6 +347,7 @@ class ChainOfThoughtRefine(ChainOfThought):
         COT,
         REFINE,
     )
+    strict_templates = (*ChainOfThought.strict_templates, REFINE_STRICT)
 
     def reserved_tokens(self, model: Model) -> int:
         """Two reply budgets: R0 is part of the second prompt, whose reply follows."""
@@ -352,8 +359,8 @@ class ChainOfThoughtRefine(ChainOfThought):
         return "\n".join(message.content for message in bare)
 
     def refine_prompt(self, question_block: str, sample: Sample, previous: str) -> str:
-        """The ``mcq/refine`` prompt."""
-        return REFINE.render(
+        """The ``mcq/refine`` prompt (``mcq/refine-strict`` when strict)."""
+        return (REFINE_STRICT if self.strict else REFINE).render(
             question_block=question_block,
             previous=previous,
             grounding=" and the context" if sample.documents else "",
