@@ -259,6 +259,7 @@ class _Reader:
             letter: " ".join(words) for letter, text in choices.items() if (words := text.strip(" .").split())
         }
         """Each option's text as a reply may quote it instead of naming its letter."""
+        self.first_words = {quoted.split(" ", 1)[0].lower() for quoted in self._quoted.values()}
 
     def echo(self, letter: str | None) -> re.Pattern[str] | None:
         """The pattern of option ``letter``'s text echoed after its letter ("A. Aspirin"), if it has a text."""
@@ -597,20 +598,24 @@ _REVISION = (
 """Words that revise an earlier answer: the statement they introduce is *marked final*."""
 _LIST_AHEAD = r"(?=(?:options?\s+|the\s+options?\s+)?[(\[]?[A-Za-z][)\]]?(?:[\s,.;]|$)|[A-Z]{2,6}\b)"
 _STATEMENT = re.compile(
-    r"(?:\b(?:final|correct|right|best|true|most[ \t]+likely|bonnes?|vraies?)[ \t]+)?"
-    r"\b(?:answers?|réponses?|reponses?)(?:\s*\(s\))?"
+    # a statement starts a word: one look behind rules out every position inside a word
+    r"(?<!\w)(?:"
+    r"(?:(?:final|correct|right|best|true|most[ \t]+likely|bonnes?|vraies?)[ \t]+)?"
+    r"(?:answers?|réponses?|reponses?)\b(?:\s*\(s\))?"
     r"(?:\s+(?:finales?|correctes?|justes?|exactes?|définitives?))?(?:\s+(?:choices?|options?|letters?))?"
     rf"{_VERB}"
-    rf"|\b(?:correct|right|best|true|bonnes?)[ \t]+(?:options?|choices?|propositions?|letters?){_VERB}"
-    rf"|\bpropositions?\s+(?:exactes?|correctes?|justes?|vraies?|retenues?|à\s+cocher){_VERB}"
-    r"|\b(?:I\s+would|I'd|I\s+will|I'll|I)\s+(?:choose|select|pick|go\s+with)\b[ \t]*(?:[:：])?[ \t]*"
-    r"|\b(?:je\s+(?:choisis|choisirais|sélectionne|sélectionnerais|retiens|coche|cocherais)|il\s+faut\s+cocher)\b"
+    rf"|(?:correct|right|best|true|bonnes?)[ \t]+(?:options?|choices?|propositions?|letters?){_VERB}"
+    rf"|propositions?\s+(?:exactes?|correctes?|justes?|vraies?|retenues?|à\s+cocher){_VERB}"
+    r"|(?:I\s+would|I'd|I\s+will|I'll|I)\s+(?:choose|select|pick|go\s+with)\b[ \t]*(?:[:：])?[ \t]*"
+    r"|(?:je\s+(?:choisis|choisirais|sélectionne|sélectionnerais|retiens|coche|cocherais)|il\s+faut\s+cocher)\b"
     r"[ \t]*(?:[:：])?[ \t]*"
-    r"|(?:最终|最終|正确|正確)?答案(?:应该?是|應該?是|应为|應為|是|为|為)?[ \t]*[:：]?[ \t]*"
-    r"|(?:应该?|應該?)?选(?:择|擇)?[ \t]*(?=[(\[（]?[A-Za-z])"
-    rf"|(?:^|(?<=[.!?。])|(?<=[.!?。]\s))[ \t]*(?:{_REVISION}[ \t,:;—–-]*)+(?:(?:so|then|donc)[ \t,:]*)?"
+    rf"|(?:^|(?<=[.!?。][ \t])|(?<=[.!?。]))(?:{_REVISION}[ \t,:;—–-]*)+(?:(?:so|then|donc)[ \t,:]*)?"
     rf"(?:(?:it'?s|it\s+is|c'est|just|only|simply|seulement|uniquement)\s+)*{_LIST_AHEAD}"
-    rf"|\b(?:therefore|thus|hence|so|donc|ainsi)\s*[,:]\s*{_LIST_AHEAD}",
+    rf"|(?:therefore|thus|hence|so|donc|ainsi)\s*[,:]\s*{_LIST_AHEAD}"
+    r")"
+    # Chinese is written without spaces: 所以答案是B
+    r"|(?:最终|最終|正确|正確)?答案(?:应该?是|應該?是|应为|應為|是|为|為)?[ \t]*[:：]?[ \t]*"
+    r"|(?:应该?|應該?)?选(?:择|擇)?[ \t]*(?=[(\[（]?[A-Za-z])",
     re.I | re.M,
 )
 _WHOLE_SENTENCE = re.compile(rf"\s*(?:{_REVISION}|therefore|thus|hence|so|donc|ainsi)\b", re.I)
@@ -618,11 +623,11 @@ _WHOLE_SENTENCE = re.compile(rf"\s*(?:{_REVISION}|therefore|thus|hence|so|donc|a
 _MARKED = re.compile(rf"\b{_REVISION}", re.I)
 _WRONG = r"(?:incorrect|wrong|false|faux|fausses?|inexactes?|incorrectes?|erronée?s?)"
 _VERDICT = re.compile(
-    r"\b(?:(?:is|are|est|sont)\s+(?P<not>not\s+|pas\s+)?|n'(?:est|sont)\s+(?P<pas>pas\s+))"
+    r"(?<!\w)(?=[iaesn])(?:(?:is|are|est|sont)\s+(?P<not>not\s+|pas\s+)?|n'(?:est|sont)\s+(?P<pas>pas\s+))"
     r"(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?"
     rf"(?:(?P<good>{_CORRECT})|{_WRONG})\b"
     r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)"
-    r"|\b(?:is|are)\s+not(?=\s*(?:[,.;:!]|$))",
+    r"|(?<!\w)(?=[ia])(?:is|are)\s+not(?=\s*(?:[,.;:!]|$))",
     re.I | re.M,
 )
 _VERDICT_INTRO = re.compile(
@@ -902,6 +907,8 @@ def _disagreement(text: str, start: int, letters: Letters, verdicts: list[_Verdi
             continue
         return f"{letter} named after it"
     for line in text[start:].split("\n"):
+        if line.lstrip(" \t*>-\"'«").split(" ", 1)[0].lower() not in reader.first_words:
+            continue  # no option text starts this line
         read = reader.option_text(line, strict=True)
         if isinstance(read, frozenset) and not read <= letters:
             return f"{','.join(sorted(read - letters))} named by its text"
