@@ -56,6 +56,7 @@ TEMPLATES: list[str] = [
     "{vrai_faux}",
     "{zh_verdicts}",
     "{paren_verdicts}",
+    "{text_verdicts}",
     "{is_correct}",
     "{each_correct}",
     "Options {and} are correct.",
@@ -167,6 +168,9 @@ _RENDER: dict[str, Callable[[_Fields, list[str]], str]] = {
     "vrai_faux": lambda f, g: f.judged("vrai", "faux", " : ", " ; "),
     "zh_verdicts": lambda f, g: f.judged("正确", "错误", "：", "\n"),
     "paren_verdicts": lambda f, g: f.judged("(correct)", "(incorrect)", " ", ", "),
+    "text_verdicts": lambda f, g: "\n".join(
+        f"{f.mark(letter)}. {text} - {'Yes' if letter in f.gold else 'No'}" for letter, text in f.options.items()
+    ),
     "is_correct": lambda f, g: ", ".join(_sentences(f)) + ".",
     "each_correct": lambda f, g: " ".join(f"Option {f.mark(letter)} is correct." for letter in g),
 }

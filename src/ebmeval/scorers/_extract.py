@@ -639,13 +639,17 @@ _VERDICT_INTRO = re.compile(
 _CONDITION = re.compile(r"\b(?:if|whether|unless|si)\s*$", re.I)
 _GOOD_WORDS = r"yes|true|correct|right|vraie?|exacte?|juste|oui|正确|正確|对|對|✓|✔"
 _BAD_WORDS = r"no|false|incorrect|wrong|faux|fausse|inexacte?|non|错误|錯誤|错|錯|✗|✘"
-_INLINE_VERDICT = re.compile(
+_JUDGED_LETTER = re.compile(
     r"(?<![A-Za-z0-9'’])(?:(?i:options?|propositions?|choices?|statements?)\s+)?[(\[]?(?P<letter>[A-Z])[)\]]?"
+    r"(?=[ \t]*[.:：)=\-–—(\[✓✔✗✘正错錯对對])"
+)
+"""A letter that a verdict may follow, itself or after the letter's option text."""
+_JUDGMENT = re.compile(
     r"(?:\s*[.:：)=\-–—]\s*|\s+(?=[(\[])|[ \t]*(?=[✓✔✗✘正错錯对對]))[(\[]?\s*(?P<not>(?i:not|pas)\s+)?"
     rf"(?P<word>(?P<good>(?i:{_GOOD_WORDS}))|(?i:{_BAD_WORDS}))\s*[)\]]?(?=[ \t]*(?:[,.;:!()\]。，；！]|$))",
     re.M,
 )
-"""A verdict right after its letter: "A. Yes", "B: False", "C (correct)", "D : faux", "E：正确"."""
+"""A verdict right after a letter or its echoed text: "A. Yes", "B: False", "C (correct)", "D : faux", "E：正确"."""
 
 
 @dataclass(frozen=True)
@@ -731,13 +735,17 @@ def _list_verdicts(text: str, reader: _Reader) -> Iterator[_Verdict]:
 
 
 def _inline_verdicts(text: str, reader: _Reader) -> Iterator[_Verdict]:
-    for verdict in _INLINE_VERDICT.finditer(text):
-        letter = reader.by_upper.get(verdict["letter"])
-        echoed = reader.after_echo(letter, text, verdict.end("letter")) > verdict.end("letter")
-        if letter is None or echoed or _normalize(verdict["word"]) in reader.texts:
-            continue  # "B. no" where an option is "no" names an option's text, not a verdict
+    """Verdicts after their letter: "A. Yes", "B (no)", "C. <option C's text> - Yes"."""
+    for judged in _JUDGED_LETTER.finditer(text):
+        letter = reader.by_upper.get(judged["letter"])
+        if letter is None:
+            continue
+        # past the option's own text: "B. no" where option B is "no" is no verdict
+        verdict = _JUDGMENT.match(text, reader.after_echo(letter, text, judged.end()))
+        if verdict is None or _normalize(verdict["word"]) in reader.texts:
+            continue  # a word that is an option's text ("B. yes" where option A is "yes") names it
         correct = bool(verdict["good"]) != bool(verdict["not"])
-        yield _Verdict(verdict.start(), verdict.end(), letter, correct, listed=False)
+        yield _Verdict(judged.start(), verdict.end(), letter, correct, listed=False)
 
 
 def _verdict_reading(verdicts: list[_Verdict], reader: _Reader) -> tuple[int, Result] | None:
@@ -881,6 +889,12 @@ _NEGATION = re.compile(
     re.I,
 )
 _CLAUSE_MARK = re.compile(r"[.!?;\n。！？；]")
+_NEGATED_NEXT = re.compile(
+    r"\b(?:not|no|nor|neither|except|excluding|unlike|rather\s+than|instead\s+of|sauf|pas|ni)\s+"
+    r"(?:(?:the\s+|la\s+|l')?(?:options?|propositions?|choices?)\s+)?[(\[]?$|不是$|非$",
+    re.I,
+)
+"""A negation right before a letter: "not E", "rather than A", "sauf la proposition B"."""
 _EXPLANATION_HEAD = re.compile(
     r"^[ \t]*(?:explanation|rationale|reasoning|justification|explication|why|解析|理由)[ \t]*[:：]", re.I | re.M
 )
@@ -916,11 +930,11 @@ def _disagreement(text: str, start: int, letters: Letters, verdicts: list[_Verdi
 
 
 def _negated(text: str, mention: re.Match[str]) -> bool:
-    """Whether the clause holding ``mention`` negates ("(B) was not supported", "not D")."""
-    before = text[: mention.start()]
-    opening = max((found.end() for found in _CLAUSE_MARK.finditer(before, max(0, len(before) - 200))), default=0)
+    """Whether ``mention`` is negated: after it in its clause ("(B) was not supported"), or just before ("not D")."""
     closing = _CLAUSE_MARK.search(text, mention.end())
-    return _NEGATION.search(text, opening, closing.start() if closing else len(text)) is not None
+    if _NEGATION.search(text, mention.end(), closing.start() if closing else len(text)):
+        return True
+    return _NEGATED_NEXT.search(text, max(0, mention.start() - 40), mention.start()) is not None
 
 
 def _bare_runs(text: str, reader: _Reader) -> list[tuple[int, int, Letters]]:
