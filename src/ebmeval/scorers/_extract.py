@@ -80,9 +80,10 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
   the whole reply when the answer comes from verdicts or lines (below). A *mention* is:
   every verdict (in the whole reply on multi-answer tasks, in the region on
   single-answer ones, where reasoning weighs options "all except"); in the region, a
-  capital option letter standing as a word, not negated in its clause ("not", "except",
-  "wrong", "pas"…) and not a word or abbreviation ("A patient", "E. coli", "B cells"),
-  with option texts blanked first ("Hepatitis B"); and a line that is an option's text.
+  capital option letter standing as a word, not negated after it in its clause ("(B)
+  was not supported") or right before it ("not E", "rather than A"), and not a word or
+  abbreviation ("A patient", "E. coli", "B cells"), with option texts blanked first
+  ("Hepatitis B"); and a line that is an option's text.
   After an explanation heading ("Explanation:") letters count only through verdicts. A
   verdict must agree with the reading (judged correct exactly when read); any other
   mention must name a letter of the reading. Otherwise the reply is ``ambiguous``
