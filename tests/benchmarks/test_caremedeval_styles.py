@@ -68,10 +68,10 @@ def gold_server(samples: list[Sample]) -> Iterator[str]:
         loop.close()
 
 
-def run_style(style: str, url: str, store: Path) -> dict[str, Any]:
+def run_style(style: str, url: str, store: Path, *flags: str, limit: int = LIMIT) -> dict[str, Any]:
     """``ebmeval run`` of CareMedEval against the server in ``style``: its JSON summary."""
     args = [EBMEVAL, "run", "--task", "caremedeval", "--model", f"openai-compatible:{style}@{url}/v1"]
-    args += ["--limit", str(LIMIT), "--store", str(store), "--no-cache", "--json"]
+    args += ["--limit", str(limit), "--store", str(store), "--no-cache", "--json", *flags]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     summary: dict[str, Any] = json.loads(done.stdout)
@@ -115,3 +115,15 @@ def test_gold_answers_in_every_style_score_emr_one_or_are_counted_unparsed(
         # an unparsed reply is graded as the empty answer (EMR 0): every lost point is an unparsed reply
         assert value * n == pytest.approx(n - unparsed), f"{style}: EMR {value} with {unparsed} unparsed"
     assert all(unparsed == 0 for *_, unparsed in rows), "every style of the corpus is read"
+
+
+def test_a_strict_run_shows_the_lenient_reading_beside_it(tmp_path: Path) -> None:
+    """``answer_format=strict`` grades only a final ``ANSWER:`` line; ``*_lenient`` reads the same replies leniently."""
+    samples = create_task("caremedeval").dataset
+    found = {}
+    with gold_server(samples) as url:
+        for style in ("inspect", "answer-is-oxford"):
+            summary = run_style(style, url, tmp_path / f"{style}.sqlite", "--task-arg", "answer_format=strict", limit=5)
+            metrics = {m["metric"]: m["value"] for m in summary["metrics"] if m["group"] is None}
+            found[style] = (summary["unparsed"], metrics["exact_match"], metrics["exact_match_lenient"])
+    assert found == {"inspect": (0, 1.0, 1.0), "answer-is-oxford": (5, 0.0, 1.0)}

@@ -14,6 +14,7 @@ from ebmeval.tasks import ParsedAnswer
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "extraction_corpus.yaml").read_text(encoding="utf-8"))
 CASES: list[dict[str, Any]] = CORPUS["cases"]
+LANGUAGES = ("en", "fr", "zh")
 
 
 def options_of(case: dict[str, Any]) -> dict[str, str]:
@@ -40,9 +41,10 @@ def test_case(case: dict[str, Any]) -> None:
 
 def test_corpus_covers_what_it_must() -> None:
     assert len(CASES) >= 120
-    assert {(c["multi"], c["lang"]) for c in CASES} == {(True, "en"), (True, "fr"), (False, "en"), (False, "fr")}
+    assert {(c["multi"], c["lang"]) for c in CASES} == {(multi, lang) for multi in (True, False) for lang in LANGUAGES}
     required = {"json", "medrag-json", "json-fence", "json-in-prose", "json-nested", "inspect", "lm-eval"}
     required |= {"markdown", "boxed", "think", "think-unclosed", "option-text", "verdicts", "ambiguous"}
+    required |= {"per-option-verdicts", "mention-after-answer", "self-correction"}
     assert required <= {c["format"] for c in CASES}
 
 
@@ -55,7 +57,7 @@ def test_pass_rate(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nextraction corpus: {passed}/{len(CASES)} conform ({passed / len(CASES):.1%})")
         for kind in ("multi", "single"):
-            for lang in ("en", "fr"):
+            for lang in LANGUAGES:
                 good, bad = tally[(kind, lang, True)], tally[(kind, lang, False)]
                 print(f"  {kind:6} {lang}: {good}/{good + bad}")
     assert passed == len(CASES)

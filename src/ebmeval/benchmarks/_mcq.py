@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..scorers import Unparsed, accuracy, choice_parser, multi_answer
+from .._util.errors import ConfigError
+from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task, Workflow
 from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
 
@@ -23,6 +24,7 @@ def mcq_task(
     answer_from: Literal["text", "logprobs"] = "text",
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
+    answer_format: AnswerFormat = "lenient",
     retrieval: str | None = None,
     k: int = 8,
     query: QueryMode = "question",
@@ -33,12 +35,19 @@ def mcq_task(
     Single-answer tasks are scored by ``accuracy``, multi-answer ones by ``multi_answer``.
     The task version joins ``data_version`` and the workflow's prompt version.
 
+    ``answer_format="strict"`` asks for a final ``ANSWER: X`` line and grades only that
+    line (``docs/answer-extraction.md``, "Strict reading"); the scorer records the lenient
+    reading of the same replies beside it (``accuracy_lenient``, ``exact_match_lenient`` …).
+
     With ``retrieval`` (the folder of an index built by ``ebmeval index build``) each
     question is answered over its top ``k`` documents, queried by the question (or question
     and options); ``oracle`` answers over the sample's own gold documents instead. A hash of
     the index's identity (retriever, its parameters and encoders, the corpus hash) joins the
     task version, so answers over another index are another run.
     """
+    if answer_format not in ("lenient", "strict"):
+        raise ConfigError("answer_format", f"must be 'lenient' or 'strict', not {answer_format!r}")
+    strict = answer_format == "strict"
     workflow = qa_workflow(
         strategy,
         multi_answer=multi,
@@ -46,8 +55,9 @@ def mcq_task(
         thinking=thinking,
         overflow=overflow,
         answer_from=answer_from,
+        strict=strict,
     )
-    scorer = multi_answer(unparsed) if multi else accuracy(unparsed)
+    scorer = multi_answer(unparsed, also_lenient=strict) if multi else accuracy(unparsed, also_lenient=strict)
     version = f"{data_version}.{workflow.version}"
     answering: Workflow = workflow
     if retrieval is not None or oracle:
@@ -65,7 +75,7 @@ def mcq_task(
         dataset=list(dataset),
         workflow=answering,
         scorers=[scorer],
-        parser=choice_parser(multi=multi),
+        parser=choice_parser(multi=multi, answer_format=answer_format),
         version=version,
         generate_config=workflow.generate_config,
         reasoning_generate_config=workflow.reasoning_config,

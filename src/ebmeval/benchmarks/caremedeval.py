@@ -11,7 +11,7 @@ from functools import cache
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
-from ..scorers import Unparsed
+from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
 from ..workflows import Overflow, Strategy
 from ._data import read_records, require
@@ -120,6 +120,7 @@ def caremedeval(
     system_prompt: str | None = None,
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
+    answer_format: AnswerFormat = "lenient",
 ) -> Task:
     """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.
 
@@ -136,6 +137,8 @@ def caremedeval(
         system_prompt: role prompt sent as the system message.
         overflow: ``truncate`` (keep the head of the article, recorded) or ``error``.
         unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
+        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
+            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
     samples = load_caremedeval(language, subset, context)
     metadata: dict[str, Any] = {
@@ -155,4 +158,5 @@ def caremedeval(
         system_prompt=system_prompt,
         overflow=overflow,
         unparsed=unparsed,
+        answer_format=answer_format,
     )

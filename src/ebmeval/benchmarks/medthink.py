@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
-from ..scorers import Unparsed
+from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, Task, task
 from ..workflows import Strategy
 from ._data import read_records, require
@@ -60,6 +60,7 @@ def medthink(
     thinking: bool | None = None,
     system_prompt: str | None = None,
     unparsed: Unparsed = "zero",
+    answer_format: AnswerFormat = "lenient",
 ) -> Task:
     """MedThink-Bench answer accuracy on its lettered questions.
 
@@ -72,6 +73,8 @@ def medthink(
         thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
         system_prompt: role prompt sent as the system message.
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
+            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
     metadata: dict[str, Any] = {
         "source": "plusnli/MedThink-Bench@d5cd589850d381bead2cbc92e32bb6f597e45399",
@@ -87,4 +90,5 @@ def medthink(
         thinking=thinking,
         system_prompt=system_prompt,
         unparsed=unparsed,
+        answer_format=answer_format,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..scorers import Unparsed
+from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, Task, task
 from ..workflows import QueryMode, Strategy
 from ._data import read_records, require
@@ -59,6 +59,7 @@ def _factory(dataset: str) -> Callable[..., Task]:
         system_prompt: str | None = None,
         answer_from: Literal["text", "logprobs"] = "text",
         unparsed: Unparsed = "zero",
+        answer_format: AnswerFormat = "lenient",
         retrieval: str | None = None,
         k: int = 8,
         query: QueryMode = "question",
@@ -79,6 +80,7 @@ def _factory(dataset: str) -> Callable[..., Task]:
             system_prompt=system_prompt,
             answer_from=answer_from,
             unparsed=unparsed,
+            answer_format=answer_format,
             retrieval=retrieval,
             k=k,
             query=query,
@@ -92,6 +94,8 @@ def _factory(dataset: str) -> Callable[..., Task]:
         system_prompt: role prompt sent as the system message.
         answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
+            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
         retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents
             (the MIRAGE setting; without it the questions are answered closed-book).
         k: documents retrieved per question.

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
-from ..scorers import Unparsed
+from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
 from ..workflows import QueryMode, Strategy
 from ._data import read_records, require
@@ -62,6 +62,7 @@ def pubmedqa(
     system_prompt: str | None = None,
     answer_from: Literal["text", "logprobs"] = "text",
     unparsed: Unparsed = "zero",
+    answer_format: AnswerFormat = "lenient",
     retrieval: str | None = None,
     k: int = 8,
     query: QueryMode = "question",
@@ -76,6 +77,8 @@ def pubmedqa(
         system_prompt: role prompt sent as the system message.
         answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
+            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
         retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents.
         k: documents retrieved per question.
         query: ``question`` or ``question+options``, the text sent to the retriever.
@@ -96,6 +99,7 @@ def pubmedqa(
         system_prompt=system_prompt,
         answer_from=answer_from,
         unparsed=unparsed,
+        answer_format=answer_format,
         retrieval=retrieval,
         k=k,
         query=query,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._util.errors import ConfigError
-from ..scorers import Unparsed
+from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
 from ..workflows import Strategy
 from ._data import read_records, require
@@ -149,6 +149,7 @@ def relation_mcq(
     thinking: bool | None = None,
     system_prompt: str | None = None,
     unparsed: Unparsed = "zero",
+    answer_format: AnswerFormat = "lenient",
 ) -> Task:
     """DDI-2013 drug-drug interaction types as multiple choice, scored by accuracy.
 
@@ -160,6 +161,8 @@ def relation_mcq(
         thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
         system_prompt: role prompt sent as the system message.
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
+        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
+            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
     triplets = [t for t in ddi_triplets() if negatives or t.relation is not None]
     samples = relation_samples(triplets, DDI_RELATIONS, no_relation=DDI_NONE if negatives else None)
@@ -177,4 +180,5 @@ def relation_mcq(
         thinking=thinking,
         system_prompt=system_prompt,
         unparsed=unparsed,
+        answer_format=answer_format,
     )

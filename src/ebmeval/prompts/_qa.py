@@ -26,6 +26,20 @@ FORMAT_MULTI = _add(
     'separated by commas (for example "A, C").',
     "What a multi-answer multiple-choice reply must contain.",
 )
+FORMAT_SINGLE_STRICT = _add(
+    "format/single-strict",
+    1,
+    "Exactly one option is correct. End your reply with a final line of exactly the form "
+    '"ANSWER: X", where X is the letter of that option (for example "ANSWER: B").',
+    "A single-answer reply in the one format the strict reading accepts (answer_format=strict).",
+)
+FORMAT_MULTI_STRICT = _add(
+    "format/multi-strict",
+    1,
+    "One or more options are correct. End your reply with a final line of exactly the form "
+    '"ANSWER: X" listing the letters of all correct options, separated by commas (for example "ANSWER: A, C").',
+    "A multi-answer reply in the one format the strict reading accepts (answer_format=strict).",
+)
 FORMAT_OPEN = _add("format/open", 1, "Answer briefly.", "What a free-form reply must contain.")
 
 DIRECT = _add(
@@ -49,4 +63,18 @@ REFINE = _add(
     "its reasoning or its choice, or confirm it. {answer_format} End your reply with a final line "
     'of the form "Answer: <answer>".',
     "The second call of 'cot-refine', conditioned on the question and the first answer.",
+)
+COT_STRICT = _add(
+    "mcq/cot-strict",
+    1,
+    "{question_block}\n\n{answer_format} First think step by step, then end your reply with that line.",
+    "Reasoning, then the final ANSWER line (strategy 'cot' with answer_format=strict).",
+)
+REFINE_STRICT = _add(
+    "mcq/refine-strict",
+    1,
+    "{question_block}\n\nA first answer to this question was:\n<first_answer>\n{previous}\n"
+    "</first_answer>\n\nCheck that answer against the question{grounding}: correct any error in "
+    "its reasoning or its choice, or confirm it. {answer_format}",
+    "The second call of 'cot-refine' with answer_format=strict.",
 )

@@ -15,6 +15,7 @@ from ._choice import (
 )
 from ._extract import choice_parser, parse_choices
 from ._predictions import ascore_predictions, read_predictions, score_predictions
+from ._strict import AnswerFormat, parse_strict
 from ._triplets import Counts, MicroF1, TripletF1, micro_f1, parse_triplets, triplet_f1, triplet_parser
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "triplet_parser",
     "LCA_CREDIT",
     "Accuracy",
+    "AnswerFormat",
     "MultiAnswer",
     "Unparsed",
     "accuracy",
@@ -38,6 +40,7 @@ __all__ = [
     "lca_score",
     "multi_answer",
     "parse_choices",
+    "parse_strict",
     "read_predictions",
     "score_predictions",
     "set_f1",

@@ -10,6 +10,11 @@ How unparsed output counts is the ``unparsed`` option of each scorer:
   mean over parsed replies only and the unparsed ones are counted apart.
 
 ``Score.metadata["unparsed"]`` is ``True`` for unparsed replies under both policies.
+
+With ``also_lenient`` (set by tasks run with ``answer_format="strict"``) each metric is
+recorded twice: under its name for the task's reading of the reply, and with the suffix
+``_lenient`` for the lenient reading (:func:`~ebmeval.scorers.parse_choices`) of the same
+output, so summaries show how much the reading changed the score.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from .._util.errors import ConfigError
-from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
+from ._extract import parse_choices
 
 Unparsed = Literal["zero", "skip"]
 """How an unparsed reply counts: as a wrong answer, or left out of the mean."""
@@ -78,21 +84,31 @@ class Accuracy:
     """
 
     name = "accuracy"
+    also_lenient = False
+    """Whether the lenient reading is graded too (set on the instance, so specs without it stay as they were)."""
 
-    def __init__(self, unparsed: Unparsed = "zero") -> None:
+    def __init__(self, unparsed: Unparsed = "zero", also_lenient: bool = False) -> None:
         _check_unparsed(unparsed)
         self.unparsed = unparsed
+        if also_lenient:
+            self.also_lenient = True
+
+    def grade(self, answer: ParsedAnswer, sample: Sample) -> dict[str, float | None]:
+        """The accuracy of ``answer``, by the ``unparsed`` policy when it is unparsed."""
+        if not answer.parsed:
+            return {"accuracy": None if self.unparsed == "skip" else 0.0}
+        return {"accuracy": float(_letters(answer.value) == {target.strip().upper() for target in sample.targets})}
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade one answer."""
         answer = generation.answer
+        values = self.grade(answer, sample)
+        if self.also_lenient:
+            values |= _lenient(self.grade(parse_choices(generation.output, sample.choices or {}), sample))
         if not answer.parsed:
-            value = None if self.unparsed == "skip" else 0.0
-            return Score(values={"accuracy": value}, explanation="unparsed", metadata={"unparsed": True})
-        given = _letters(answer.value)
-        correct = given == {target.strip().upper() for target in sample.targets}
+            return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
         return Score(
-            values={"accuracy": float(correct)},
+            values=values,
             explanation=f"answer {answer.value!r}, target {sample.target!r}",
             metadata={"unparsed": False},
         )
@@ -111,11 +127,17 @@ class MultiAnswer:
     """
 
     name = "multi_answer"
+    also_lenient = False
+    """Whether the lenient reading is graded too (set on the instance, so specs without it stay as they were)."""
 
-    def __init__(self, unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT) -> None:
+    def __init__(
+        self, unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT, also_lenient: bool = False
+    ) -> None:
         _check_unparsed(unparsed)
         self.unparsed = unparsed
         self.lca_credit = tuple(lca_credit)
+        if also_lenient:
+            self.also_lenient = True
 
     def grade(self, predicted: Collection[str], sample: Sample) -> dict[str, float | None]:
         """The four metrics of ``predicted`` letters against ``sample``."""
@@ -130,20 +152,31 @@ class MultiAnswer:
             "lca": lca_score(chosen, gold, essential=essential, unacceptable=unacceptable, credit=self.lca_credit),
         }
 
+    def grade_answer(self, answer: ParsedAnswer, sample: Sample) -> dict[str, float | None]:
+        """The four metrics of ``answer``, by the ``unparsed`` policy when it is unparsed."""
+        if answer.parsed:
+            return self.grade(_letters(answer.value), sample)
+        values = self.grade((), sample)
+        return dict.fromkeys(values, None) if self.unparsed == "skip" else values
+
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade one answer."""
         answer = generation.answer
+        values = self.grade_answer(answer, sample)
+        if self.also_lenient:
+            lenient = parse_choices(generation.output, sample.choices or {}, multi=True)
+            values |= _lenient(self.grade_answer(lenient, sample))
         if not answer.parsed:
-            values = self.grade((), sample)
-            if self.unparsed == "skip":
-                values = dict.fromkeys(values, None)
             return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
-        predicted = _letters(answer.value)
         return Score(
-            values=self.grade(predicted, sample),
-            explanation=f"answer {sorted(predicted)}, target {sorted(sample.targets)}",
+            values=values,
+            explanation=f"answer {sorted(_letters(answer.value))}, target {sorted(sample.targets)}",
             metadata={"unparsed": False},
         )
+
+
+def _lenient(values: dict[str, float | None]) -> dict[str, float | None]:
+    return {f"{metric}_lenient": value for metric, value in values.items()}
 
 
 def _letters(value: object) -> set[str]:
@@ -155,12 +188,14 @@ def _letters(value: object) -> set[str]:
 
 
 @scorer("accuracy")
-def accuracy(unparsed: Unparsed = "zero") -> Accuracy:
-    """The single-answer accuracy scorer (metric ``accuracy``)."""
-    return Accuracy(unparsed)
+def accuracy(unparsed: Unparsed = "zero", also_lenient: bool = False) -> Accuracy:
+    """The single-answer accuracy scorer (metric ``accuracy``, and ``accuracy_lenient`` with ``also_lenient``)."""
+    return Accuracy(unparsed, also_lenient)
 
 
 @scorer("multi_answer")
-def multi_answer(unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT) -> MultiAnswer:
-    """The multi-answer scorer (metrics ``exact_match``, ``f1``, ``hamming``, ``lca``)."""
-    return MultiAnswer(unparsed, lca_credit)
+def multi_answer(
+    unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT, also_lenient: bool = False
+) -> MultiAnswer:
+    """The multi-answer scorer (metrics ``exact_match``, ``f1``, ``hamming``, ``lca``; ``*_lenient`` too)."""
+    return MultiAnswer(unparsed, lca_credit, also_lenient)

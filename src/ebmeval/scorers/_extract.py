@@ -3,7 +3,8 @@ r"""Reading option letters out of free-text, JSON and reasoning-model output.
 The rule: **a reply is read completely or marked unparsed, never partially.** Every
 place in the reply that states an answer is read, and all of them must name the same
 letters; a statement that starts like an answer but cannot be read to its end makes
-the reply unparsed rather than yielding the letters read so far.
+the reply unparsed rather than yielding the letters read so far; and the reading must
+account for every option the reply names after it (*soundness*, below).
 
 Grammar (``docs/answer-extraction.md`` has it with examples and measurements). Before
 reading, reasoning traces (``<think>…</think>``, see :func:`strip_reasoning`) and
@@ -14,7 +15,7 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
   - ``ITEM``: one option letter, bare or in ``()``, ``[]``, quotes, optionally preceded
     by "option"/"proposition"/"choice"/"letter" and optionally followed by its own
     option text ("A. observational"); or uppercase letters run together ("ACE").
-  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` "and" "et" (also ", and"), spaces, and
+  - ``SEP``: ``,`` ``;`` ``/`` ``&`` ``+`` ``-`` ``、`` "and" "et" (also ", and"), spaces, and
     ``.`` when what follows is another item ("A. C. E."); "or"/"ou" makes it *hedged*.
   - Accepted tails: nothing or closing punctuation; a sentence end then anything;
     "because"/"since"/"car"/"parce que"… clauses; "is/are (also) correct/true…",
@@ -45,21 +46,48 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
      the option lines that follow when that rest is empty. Statements: "Answer:",
      "ANSWER: X", "The (final|correct|best) answer(s) is/are", "answer(s)",
      "Correct options are", "Réponse(s) :", "Réponse finale :", "Les bonnes réponses
-     sont", "I would choose/select/pick", "je choisis", and "Therefore/Thus/Hence/So/
-     Donc, LIST" when the sentence holds nothing but the list.
-  4. ``verdicts``: the union of sentences "Option A is correct", "A and C are
-     correct", "les propositions A, C et E sont exactes" (not after "if"/"si", not
-     followed by "only if"/"when", not a question). On single-answer tasks they are
-     read only when no other source states an answer: there "A, C and D are true"
-     is reasoning about a question "all of the following except".
+     sont", "Les propositions exactes sont", "Il faut cocher", "I would choose/select/
+     pick", "je choisis/retiens/coche", "答案：", "正确答案是", "(应)选", and
+     "Therefore/Thus/Hence/So/Donc, LIST" or "so: LIST" when the sentence holds nothing
+     but the list. A statement is *marked final* when a revision introduces its sentence
+     ("Actually", "on second thought", "on reflection", "en fait", "finalement"); a
+     revision followed by a list is a statement itself ("Actually, just A and C.").
+  4. ``verdicts``: options judged one by one, each correct or wrong: a list then a
+     verdict ("Option A is correct", "A and C are correct", "B is not", "B and D are
+     wrong", "les propositions A, C et E sont exactes", "B n'est pas exacte"; not after
+     "if"/"si", not followed by "only if"/"when", not a question), or a verdict right
+     after its letter ("A. Yes", "B: False", "C (correct)", "D : faux", "E：正确";
+     never an option's own text, as "B. no" where option B is "no"). Read as the set
+     judged correct when no JSON, box or statement answers; then an option judged both
+     ways is ``ambiguous``, and where the style judges every option (a verdict of one
+     letter, or a wrong one) an option left unjudged is ``option-review``.
+
+  *Self-correction*: when statements name different letters and exactly one of them is
+  marked final, it replaces everything said before it; otherwise they must agree.
 
   The *final answer* is the JSON answer if there is one, else the last box, else the
   last answer statement, else the verdicts; when it is unreadable the reply is
-  unparsed with its reason. Every reading of the four sources, and of every block of
-  lines holding nothing but letters ("A, C", "- A"), must name the same letters, else
-  the reply is ``ambiguous`` and unparsed, with the readings in ``method``
-  ("ambiguous: answer-line says A,C,E; json says A"). Unreadable statements other than
-  the final answer are ignored (reasoning says "if the answer is A, then…").
+  unparsed with its reason. Every reading of the sources, the positive list verdicts
+  on multi-answer tasks, and every block of lines holding nothing but letters ("A, C",
+  "- A") must name the same letters, else the reply is ``ambiguous`` and unparsed,
+  with the readings in ``method`` ("ambiguous: answer-line says A,C,E; json says A").
+  Unreadable statements other than the final answer are ignored (reasoning says "if the
+  answer is A, then…").
+
+  *Soundness*: the reading must then account for every option the reply names. The
+  *answer region* is the reply from the start of the final answer (its statement, its
+  box, the end of its JSON object's reasoning strings, its first verdict) to the end;
+  the whole reply when the answer comes from verdicts or lines (below). A *mention* is:
+  every verdict (in the whole reply on multi-answer tasks, in the region on
+  single-answer ones, where reasoning weighs options "all except"); in the region, a
+  capital option letter standing as a word, not negated after it in its clause ("(B)
+  was not supported") or right before it ("not E", "rather than A"), and not a word or
+  abbreviation ("A patient", "E. coli", "B cells"), with option texts blanked first
+  ("Hepatitis B"); and a line that is an option's text.
+  After an explanation heading ("Explanation:") letters count only through verdicts. A
+  verdict must agree with the reading (judged correct exactly when read); any other
+  mention must name a letter of the reading. Otherwise the reply is ``ambiguous``
+  ("ambiguous: answer-line says C; A named after it").
   5. Only when no source states an answer, ``whole``/``first-line``/``last-line``/
      ``lines``: blocks of consecutive lines that are each a list (one option per line,
      bullets, "Sure! A, C", an array, option texts) are read as one list each; every
@@ -83,6 +111,7 @@ from typing import Any
 
 from ..models import split_reasoning, strip_reasoning
 from ..tasks import AnswerParser, ParsedAnswer, Sample
+from ._strict import AnswerFormat, parse_strict
 
 
 def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) -> ParsedAnswer:
@@ -107,11 +136,16 @@ def parse_choices(text: str, choices: dict[str, str], *, multi: bool = False) ->
     return ParsedAnswer(value=ordered if multi else ordered[0], method=method)
 
 
-def choice_parser(*, multi: bool = False) -> AnswerParser:
-    """A task parser reading option letters with :func:`parse_choices` from ``sample.choices``."""
+def choice_parser(*, multi: bool = False, answer_format: AnswerFormat = "lenient") -> AnswerParser:
+    """A task parser reading option letters from ``sample.choices``.
+
+    With :func:`parse_choices`, or with :func:`~ebmeval.scorers._strict.parse_strict` when
+    ``answer_format`` is ``"strict"``.
+    """
+    read = parse_strict if answer_format == "strict" else parse_choices
 
     def parse(output: str, sample: Sample) -> ParsedAnswer:
-        return parse_choices(output, sample.choices or {}, multi=multi)
+        return read(output, sample.choices or {}, multi=multi)
 
     return parse
 
@@ -153,11 +187,11 @@ _ITEM = re.compile(
     re.I,
 )
 _SEP = re.compile(
-    r"\s*(?:(?P<hedge>\bor\b|\bou\b)|,\s*(?:(?:and|et)\b|&)?|;\s*(?:(?:and|et)\b)?|/|&|\+|[-–—]|\band\b|\bet\b|(?P<dot>\.)|(?=\s))\s*",
+    r"\s*(?:(?P<hedge>\bor\b|\bou\b)|,\s*(?:(?:and|et)\b|&)?|;\s*(?:(?:and|et)\b)?|[/&+、，和及]|[-–—]|\band\b|\bet\b|(?P<dot>\.)|(?=\s))\s*",
     re.I,
 )
-_CLOSING = re.compile(r"[\s.,;:!?)\]\"'»*]*")
-_SENTENCE_END = re.compile(r"\s*[.!?;]\s+\S")
+_CLOSING = re.compile(r"[\s.,;:!?)\]\"'»*。．，；：！？）]*")
+_SENTENCE_END = re.compile(r"\s*(?:[.!?;]\s+|[。！？；]\s*)\S")
 _CLAUSE = re.compile(
     r"\s*[,:;\-–—(]?\s*(?:because|since|as|given|due|which|based|according|car|parce|puisque|étant|en\s+effet|selon)\b",
     re.I,
@@ -226,6 +260,7 @@ class _Reader:
             letter: " ".join(words) for letter, text in choices.items() if (words := text.strip(" .").split())
         }
         """Each option's text as a reply may quote it instead of naming its letter."""
+        self.first_words = {quoted.split(" ", 1)[0].lower() for quoted in self._quoted.values()}
 
     def echo(self, letter: str | None) -> re.Pattern[str] | None:
         """The pattern of option ``letter``'s text echoed after its letter ("A. Aspirin"), if it has a text."""
@@ -408,6 +443,14 @@ class _Reader:
         end, letter = max(matches)
         return letter, end
 
+    def mask_texts(self, text: str) -> str:
+        """``text`` with every option's text blanked, so that "Hepatitis B" names no option B."""
+        lowered = text.lower()
+        for quoted in self._quoted.values():
+            if quoted.split(" ", 1)[0].lower() in lowered:  # compile the option's pattern only if it can match
+                text = _text_search(quoted).sub(lambda found: " " * len(found.group(0)), text)
+        return text
+
     def value(self, value: Any) -> Result:
         """A JSON value under an answer key: text, list, ``{"A": true}`` or nested objects."""
         if isinstance(value, str):
@@ -548,58 +591,134 @@ _VERB = (
     r"(?:\s+(?:is|are|would\s+be|will\s+be|should\s+be|must\s+be|est|sont|serait|seraient|semble))?"
     r"(?:\s+(?:therefore|thus|then|donc))?\s*(?:[:：=]|\s[-–—]\s)?[ \t]*"
 )
+_REVISION = (
+    r"(?:actually|on\s+second\s+thoughts?|(?:on|upon|after)\s+(?:further\s+)?reflection|after\s+reconsidering"
+    r"|reconsidering|correction|I\s+(?:now\s+)?(?:change|revise)\s+my\s+answer|en\s+fait|réflexion\s+faite"
+    r"|à\s+la\s+réflexion|après\s+réflexion|tout\s+bien\s+considéré|finalement|更正|修正)"
+)
+"""Words that revise an earlier answer: the statement they introduce is *marked final*."""
+_LIST_AHEAD = r"(?=(?:options?\s+|the\s+options?\s+)?[(\[]?[A-Za-z][)\]]?(?:[\s,.;]|$)|[A-Z]{2,6}\b)"
 _STATEMENT = re.compile(
-    r"(?:\b(?:final|correct|right|best|true|most\s+likely|bonnes?|vraies?)\s+)?"
-    r"\b(?:answers?|réponses?|reponses?)(?:\s*\(s\))?"
+    # a statement starts a word: one look behind rules out every position inside a word
+    r"(?<!\w)(?:"
+    r"(?:(?:final|correct|right|best|true|most[ \t]+likely|bonnes?|vraies?)[ \t]+)?"
+    r"(?:answers?|réponses?|reponses?)\b(?:\s*\(s\))?"
     r"(?:\s+(?:finales?|correctes?|justes?|exactes?|définitives?))?(?:\s+(?:choices?|options?|letters?))?"
     rf"{_VERB}"
-    rf"|\b(?:correct|right|best|true|bonnes?)\s+(?:options?|choices?|propositions?|letters?){_VERB}"
-    r"|\b(?:I\s+would|I'd|I\s+will|I'll|I)\s+(?:choose|select|pick|go\s+with)\b[ \t]*(?:[:：])?[ \t]*"
-    r"|\bje\s+(?:choisis|choisirais|sélectionne|sélectionnerais|retiens)\b[ \t]*(?:[:：])?[ \t]*"
-    r"|\b(?:therefore|thus|hence|so|donc|ainsi)\s*,\s*(?=(?:options?\s+|the\s+options?\s+)?[(\[]?[A-Za-z][)\]]?[\s,.;]|[A-Z]{2,6}\b)",
-    re.I,
+    rf"|(?:correct|right|best|true|bonnes?)[ \t]+(?:options?|choices?|propositions?|letters?){_VERB}"
+    rf"|propositions?\s+(?:exactes?|correctes?|justes?|vraies?|retenues?|à\s+cocher){_VERB}"
+    r"|(?:I\s+would|I'd|I\s+will|I'll|I)\s+(?:choose|select|pick|go\s+with)\b[ \t]*(?:[:：])?[ \t]*"
+    r"|(?:je\s+(?:choisis|choisirais|sélectionne|sélectionnerais|retiens|coche|cocherais)|il\s+faut\s+cocher)\b"
+    r"[ \t]*(?:[:：])?[ \t]*"
+    rf"|(?:^|(?<=[.!?。][ \t])|(?<=[.!?。]))(?:{_REVISION}[ \t,:;—–-]*)+(?:(?:so|then|donc)[ \t,:]*)?"
+    rf"(?:(?:it'?s|it\s+is|c'est|just|only|simply|seulement|uniquement)\s+)*{_LIST_AHEAD}"
+    rf"|(?:therefore|thus|hence|so|donc|ainsi)\s*[,:]\s*{_LIST_AHEAD}"
+    r")"
+    # Chinese is written without spaces: 所以答案是B
+    r"|(?:最终|最終|正确|正確)?答案(?:应该?是|應該?是|应为|應為|是|为|為)?[ \t]*[:：]?[ \t]*"
+    r"|(?:应该?|應該?)?选(?:择|擇)?[ \t]*(?=[(\[（]?[A-Za-z])",
+    re.I | re.M,
 )
-_CONCLUSION = re.compile(r"(?:therefore|thus|hence|so|donc|ainsi)\b", re.I)
+_WHOLE_SENTENCE = re.compile(rf"\s*(?:{_REVISION}|therefore|thus|hence|so|donc|ainsi)\b", re.I)
+"""Statements read as a sentence holding nothing but a list ("Therefore, A and E.", "Actually, just A.")."""
+_MARKED = re.compile(rf"\b{_REVISION}", re.I)
+_WRONG = r"(?:incorrect|wrong|false|faux|fausses?|inexactes?|incorrectes?|erronée?s?)"
 _VERDICT = re.compile(
-    rf"\b(?:is|are|est|sont)\s+(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?{_CORRECT}\b"
-    r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)",
-    re.I,
+    r"(?<!\w)(?=[iaesn])(?:(?:is|are|est|sont)\s+(?P<not>not\s+|pas\s+)?|n'(?:est|sont)\s+(?P<pas>pas\s+))"
+    r"(?:also\s+|both\s+|all\s+|toutes?\s+|aussi\s+|également\s+)?(?:the\s+|la\s+|les\s+)?"
+    rf"(?:(?P<good>{_CORRECT})|{_WRONG})\b"
+    r"(?![?])(?!\s+(?:only\s+|seulement\s+)?(?:if|when|unless|provided|si|lorsque|quand)\b)"
+    r"|(?<!\w)(?=[ia])(?:is|are)\s+not(?=\s*(?:[,.;:!]|$))",
+    re.I | re.M,
 )
 _VERDICT_INTRO = re.compile(
     r".*?\b(?:options?|choices?|propositions?|answers?|réponses?|letters?|lettres?)\s+"
-    r"|(?:\b(?:so|therefore|thus|hence|donc|ainsi|only|both|seules?|seuls?)\b[,\s]*)*",
+    r"|(?:\b(?:so|therefore|thus|hence|donc|ainsi|only|both|seules?|seuls?)\b[,\s]*)*"
+    r"|.*[,;]\s*(?:(?:and|but|while|whereas|et|mais)\s+)?|.*\b(?:and|but|while|whereas|et|mais)\s+",
     re.I | re.S,
 )
 _CONDITION = re.compile(r"\b(?:if|whether|unless|si)\s*$", re.I)
+_GOOD_WORDS = r"yes|true|correct|right|vraie?|exacte?|juste|oui|正确|正確|对|對|✓|✔"
+_BAD_WORDS = r"no|false|incorrect|wrong|faux|fausse|inexacte?|non|错误|錯誤|错|錯|✗|✘"
+_JUDGED_LETTER = re.compile(
+    r"(?<![A-Za-z0-9'’])(?:(?i:options?|propositions?|choices?|statements?)\s+)?[(\[]?(?P<letter>[A-Z])[)\]]?"
+    r"(?=[ \t]*[.:：)=\-–—(\[✓✔✗✘正错錯对對])"
+)
+"""A letter that a verdict may follow, itself or after the letter's option text."""
+_JUDGMENT = re.compile(
+    r"(?:\s*[.:：)=\-–—]\s*|\s+(?=[(\[])|[ \t]*(?=[✓✔✗✘正错錯对對]))[(\[]?\s*(?P<not>(?i:not|pas)\s+)?"
+    rf"(?P<word>(?P<good>(?i:{_GOOD_WORDS}))|(?i:{_BAD_WORDS}))\s*[)\]]?(?=[ \t]*(?:[,.;:!()\]。，；！]|$))",
+    re.M,
+)
+"""A verdict right after a letter or its echoed text: "A. Yes", "B: False", "C (correct)", "D : faux", "E：正确"."""
 
 
-def _statements(text: str, reader: _Reader) -> tuple[list[Result], list[tuple[int, int]]]:
-    """The reading of each answer statement in ``text``, in order, and the spans of the line blocks read."""
-    found: list[Result] = []
+@dataclass(frozen=True)
+class _Statement:
+    start: int
+    result: Result
+    marked: bool
+    """Whether a revision ("Actually", "on second thought") introduces it."""
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One option judged correct or wrong, at ``start``–``end`` of the text."""
+
+    start: int
+    end: int
+    letter: str
+    correct: bool
+    listed: bool
+    """Whether it judges a list ("Options A and C are correct") rather than one letter ("A. Yes")."""
+
+
+def _statements(text: str, reader: _Reader) -> tuple[list[_Statement], list[tuple[int, int]]]:
+    """Each answer statement in ``text``, in order, and the spans of the line blocks read."""
+    found: list[_Statement] = []
     blocks: list[tuple[int, int]] = []
     for statement in _STATEMENT.finditer(text):
         line, newline, _ = text[statement.end() :].partition("\n")
-        if _CONCLUSION.match(statement.group(0)):
+        sentence = re.split(r"[.!?\n。]", text[: statement.start()])[-1] + statement.group(0)
+        marked = _MARKED.search(sentence) is not None
+        if _WHOLE_SENTENCE.match(statement.group(0)):
             # "Therefore, A, C and E." but not "So, option C is correct" (a verdict, read as one)
-            found.append(reader.bare(re.split(r"(?<=[.!?])\s", line)[0]))
+            result = reader.bare(re.split(r"(?<=[.!?])\s", line)[0])
         elif line.strip(" \t:.-") or not newline:
-            found.append(reader.span(line))
+            result = reader.span(line)
         else:
             start = statement.end() + len(line) + 1
             result, length = _block(text[start:], reader)
-            found.append(result)
             blocks.append((start, start + length))
+        found.append(_Statement(statement.start(), result, marked))
     return found, blocks
 
 
-def _verdicts(text: str, reader: _Reader) -> Result:
-    """The union of "Option A is correct" sentences."""
-    found: set[str] = set()
+def _correction(statements: list[_Statement]) -> int:
+    """Where a self-correction starts: the one statement marked final when statements differ, else 0."""
+    read = [statement for statement in statements if isinstance(statement.result, frozenset)]
+    marked = [statement for statement in read if statement.marked]
+    if len({statement.result for statement in read}) > 1 and len(marked) == 1:
+        return marked[0].start
+    return 0
+
+
+def _verdicts(text: str, reader: _Reader) -> list[_Verdict]:
+    """Every option judged in ``text``: "Option A is correct", "B and D are wrong", "C. Yes", in order."""
+    found = [*_list_verdicts(text, reader), *_inline_verdicts(text, reader)]
+    found.sort(key=lambda verdict: verdict.start)
+    return found
+
+
+def _list_verdicts(text: str, reader: _Reader) -> Iterator[_Verdict]:
+    """Lists followed by a verdict: "A and C are correct", "option B is not", "les propositions A et C sont exactes"."""
     for verdict in _VERDICT.finditer(text):
+        correct = bool(verdict["good"]) != bool(verdict["not"] or verdict["pas"]) and verdict.group(0)[-3:] != "not"
         before = text[: verdict.start()]
-        sentence_start = max(before.rfind(mark) for mark in (".", "!", "?", "\n", ":", "…", ";")) + 1
-        sentence = before[max(sentence_start, len(before) - 200) :].lstrip()
-        # the list starts at the first item after an intro ("Option", "so", nothing) and runs to the verdict
+        sentence_start = max(before.rfind(mark) for mark in (".", "!", "?", "\n", ":", "…", ";", "。")) + 1
+        sentence_start = max(sentence_start, len(before) - 200)
+        sentence = before[sentence_start:]
+        # the list starts at the first item after an intro ("Option", "so", "A is correct, ") and runs to the verdict
         for cut in range(len(sentence) + 1):
             head, candidate = sentence[:cut], sentence[cut:].strip()
             if cut and sentence[cut - 1].isalnum():
@@ -609,11 +728,41 @@ def _verdicts(text: str, reader: _Reader) -> Result:
             item = _ITEM.match(candidate)
             if item is None or reader.item_letters(item) is None:
                 continue
-            read = reader.letter_list(candidate + " " + verdict.group(0))
+            read = reader.bare(candidate)
             if isinstance(read, frozenset):
-                found |= read
-            break
-    return frozenset(found) if found else None
+                for letter in read:
+                    yield _Verdict(sentence_start + cut, verdict.end(), letter, correct, listed=True)
+                break
+
+
+def _inline_verdicts(text: str, reader: _Reader) -> Iterator[_Verdict]:
+    """Verdicts after their letter: "A. Yes", "B (no)", "C. <option C's text> - Yes"."""
+    for judged in _JUDGED_LETTER.finditer(text):
+        letter = reader.by_upper.get(judged["letter"])
+        if letter is None:
+            continue
+        # past the option's own text: "B. no" where option B is "no" is no verdict
+        verdict = _JUDGMENT.match(text, reader.after_echo(letter, text, judged.end()))
+        if verdict is None or _normalize(verdict["word"]) in reader.texts:
+            continue  # a word that is an option's text ("B. yes" where option A is "yes") names it
+        correct = bool(verdict["good"]) != bool(verdict["not"])
+        yield _Verdict(judged.start(), verdict.end(), letter, correct, listed=False)
+
+
+def _verdict_reading(verdicts: list[_Verdict], reader: _Reader) -> tuple[int, Result] | None:
+    """The options judged correct, where ``verdicts`` is the answer: read at the first verdict."""
+    if not verdicts:
+        return None
+    good = {verdict.letter for verdict in verdicts if verdict.correct}
+    bad = {verdict.letter for verdict in verdicts if not verdict.correct}
+    start = verdicts[0].start
+    if good & bad:
+        return start, _Fail(f"ambiguous: {','.join(sorted(good & bad))} judged both correct and wrong")
+    unjudged = [letter for letter in reader.by_upper.values() if letter not in good | bad]
+    reviews = bad or not all(verdict.listed for verdict in verdicts)  # "B is wrong", "A. Yes": every option judged
+    if reader.multi and reviews and unjudged:  # a review of every option that leaves some out
+        return start, _Fail(f"option-review: {','.join(unjudged)} not judged")
+    return start, frozenset(good) if good else None
 
 
 def _block(text: str, reader: _Reader) -> tuple[Result, int]:
@@ -648,52 +797,145 @@ def _block(text: str, reader: _Reader) -> tuple[Result, int]:
 
 @dataclass
 class _Readings:
-    final: tuple[str, Result] | None = None
+    final: tuple[str, Result, int] | None = None
+    """The final answer's source, reading and where it starts."""
     found: list[tuple[str, Letters]] = field(default_factory=list)
 
-    def add(self, source: str, results: list[Result], *, final: bool) -> None:
-        for result in results:
+    def add(self, source: str, results: list[tuple[int, Result]], *, final: bool) -> None:
+        for _, result in results:
             if isinstance(result, frozenset):
                 self.found.append((source, result))
-        candidates = [result for result in results if result is not None]
+        candidates = [(start, result) for start, result in results if result is not None]
         if final and candidates and self.final is None:
-            self.final = (source, candidates[-1])
+            start, result = candidates[-1]
+            self.final = (source, result, start)
 
 
 def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     readings = _Readings()
-    prose = text
     stripped = text.strip()
     if stripped.startswith("[") and (array := _literal(stripped)) is not None and isinstance(array, list):
-        readings.add("json", [reader.value(array)], final=True)
-    objects = list(_json_objects(text))
-    json_results: list[Result] = []
-    for start, end, obj in reversed(objects):
-        json_results.extend(_json_answers(obj, reader))
-        prose = prose[:start] + "\n" + "\n".join(_strings(obj)) + "\n" + prose[end:]
-    readings.add("json", json_results[::-1], final=True)
-    boxes = [reader.span(_unlatex(box)) for box in _boxes(prose)]
-    readings.add("boxed", boxes, final=True)
+        readings.add("json", [(len(text), reader.value(array))], final=True)
+    prose, json_results = _json_readings(text, reader)
+    readings.add("json", json_results, final=True)
+    readings.add("boxed", [(start, reader.span(_unlatex(box))) for start, box in _boxes(prose)], final=True)
     statements, blocks = _statements(prose, reader)
-    readings.add("answer-line", statements, final=True)
-    if reader.multi or readings.final is None:
-        # on single-answer tasks "A, C and D are true" is reasoning (questions "all except"), not an answer
-        readings.add("verdicts", [_verdicts(prose, reader)], final=True)
-    if readings.final is not None:
-        unread = prose
-        for start, end in blocks:  # lines a statement has read are not read again as bare lists
-            unread = unread[:start] + re.sub(r"[^\n]", " ", unread[start:end]) + unread[end:]
-        readings.add("list", [letters for _, _, letters in _bare_runs(unread, reader)], final=False)
-        source, final = readings.final
-        if isinstance(final, _Fail):
-            return final
-        distinct = {(name, letters) for name, letters in readings.found}
-        if len({letters for _, letters in distinct}) > 1:
-            said = "; ".join(f"{name} says {','.join(sorted(letters))}" for name, letters in _ordered(readings.found))
-            return _Fail(f"ambiguous: {said}")
-        assert final is not None
-        return source, final
-    return _fallback(text, reader)
+    since = _correction(statements)  # a self-correction sets aside what was said before it
+    readings.add("answer-line", [(s.start, s.result) for s in statements if s.start >= since], final=True)
+    verdicts = [verdict for verdict in _verdicts(prose, reader) if verdict.start >= since]
+    if readings.final is None and (reading := _verdict_reading(verdicts, reader)) is not None:
+        readings.add("verdicts", [reading], final=True)
+    elif reader.multi and (listed := {v.letter for v in verdicts if v.listed and v.correct}):
+        readings.add("verdicts", [(0, frozenset(listed))], final=False)  # "Options A and C are correct" answers too
+    if readings.final is None:
+        outcome = _fallback(text, reader)
+        if isinstance(outcome, _Fail):
+            return outcome
+        return _sound(outcome[0], outcome[1], 0, prose, verdicts, reader)
+    unread = " " * since + prose[since:]
+    spans = blocks + [(verdict.start, verdict.end) for verdict in verdicts]
+    for start, end in spans:  # lines a statement has read, and verdicts, are not read again as bare lists
+        unread = unread[:start] + re.sub(r"[^\n]", " ", unread[start:end]) + unread[end:]
+    readings.add("list", [(0, letters) for _, _, letters in _bare_runs(unread, reader)], final=False)
+    source, final, start = readings.final
+    if isinstance(final, _Fail):
+        return final
+    if len({letters for _, letters in readings.found}) > 1:
+        said = "; ".join(f"{name} says {','.join(sorted(letters))}" for name, letters in _ordered(readings.found))
+        return _Fail(f"ambiguous: {said}")
+    assert final is not None
+    if not reader.multi:  # on single-answer tasks verdicts before the answer are reasoning ("all except")
+        verdicts = [verdict for verdict in verdicts if verdict.start >= start]
+    return _sound(source, final, start, prose, verdicts, reader)
+
+
+def _json_readings(text: str, reader: _Reader) -> tuple[str, list[tuple[int, Result]]]:
+    """``text`` with each JSON object replaced by its reasoning strings, and the readings of its answer keys.
+
+    A reading's position is the end of its object's strings: the answer region starts after them.
+    """
+    pieces: list[str] = []
+    found: list[tuple[int, Result]] = []
+    last = length = 0
+    for start, end, obj in _json_objects(text):
+        strings = "\n" + "\n".join(_strings(obj)) + "\n"
+        pieces += [text[last:start], strings]
+        length += start - last + len(strings)
+        found += [(length, result) for result in reversed(_json_answers(obj, reader))]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces), found
+
+
+def _sound(
+    source: str, letters: Letters, start: int, text: str, verdicts: list[_Verdict], reader: _Reader
+) -> tuple[str, Letters] | _Fail:
+    """The reading, if every option mention of the answer region agrees with it, else ``ambiguous``."""
+    disagreement = _disagreement(text, start, letters, verdicts, reader)
+    if disagreement is None:
+        return source, letters
+    return _Fail(f"ambiguous: {source} says {','.join(sorted(letters))}; {disagreement}")
+
+
+_MENTION = re.compile(r"(?<![A-Za-z0-9'’])[(\[]?(?P<letter>[A-Z])[)\]]?(?![A-Za-z0-9'’])")
+_NOT_A_MENTION = re.compile(
+    r"\.\s*[a-z]|[ \t]+(?!(?:and|or|nor|et|ou|ni|is|are|was|were|est|sont|as|also|too|could|would|should|might|may"
+    r"|can|must|seems?|holds?|fits?|remains?|has|have|had|does|did|because|since|then|with|but|only|alone"
+    r"|together|aussi|semble|paraît|n'|ne)\b)[a-zà-ÿ]"
+)
+"""What follows a capital that is a word or an abbreviation, not an option: "A patient", "E. coli", "B cells"."""
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|neither|nor|except|excluding|unlike|rather\s+than|instead\s+of|ruled?\s+out|incorrect|wrong"
+    r"|false|unlikely|pas|ni|sauf|faux|fausse|inexacte?|erronée?)\b|n't|不|非|错|錯",
+    re.I,
+)
+_CLAUSE_MARK = re.compile(r"[.!?;\n。！？；]")
+_NEGATED_NEXT = re.compile(
+    r"\b(?:not|no|nor|neither|except|excluding|unlike|rather\s+than|instead\s+of|sauf|pas|ni)\s+"
+    r"(?:(?:the\s+|la\s+|l')?(?:options?|propositions?|choices?)\s+)?[(\[]?$|不是$|非$",
+    re.I,
+)
+"""A negation right before a letter: "not E", "rather than A", "sauf la proposition B"."""
+_EXPLANATION_HEAD = re.compile(
+    r"^[ \t]*(?:explanation|rationale|reasoning|justification|explication|why|解析|理由)[ \t]*[:：]", re.I | re.M
+)
+
+
+def _disagreement(text: str, start: int, letters: Letters, verdicts: list[_Verdict], reader: _Reader) -> str | None:
+    """The first option mention that contradicts or extends ``letters``, described; ``None`` if all agree.
+
+    Mentions: every verdict given; in the answer region (``text`` from ``start``), a letter
+    in option position not negated in its clause, and a line that is an option's text.
+    Letters after an explanation heading ("Explanation:") count only through verdicts.
+    """
+    for verdict in verdicts:
+        if (verdict.letter in letters) != verdict.correct:
+            return f"{verdict.letter} judged {'correct' if verdict.correct else 'wrong'}"
+    region = reader.mask_texts(text[start:])
+    heading = _EXPLANATION_HEAD.search(region)
+    judged = [(verdict.start - start, verdict.end - start) for verdict in verdicts]
+    for mention in _MENTION.finditer(region, 0, heading.start() if heading else len(region)):
+        letter = reader.by_upper.get(mention["letter"])
+        if letter is None or letter in letters or _NOT_A_MENTION.match(region, mention.end()):
+            continue
+        if any(low <= mention.start() < high for low, high in judged) or _negated(region, mention):
+            continue
+        return f"{letter} named after it"
+    for line in text[start:].split("\n"):
+        if line.lstrip(" \t*>-\"'«").split(" ", 1)[0].lower() not in reader.first_words:
+            continue  # no option text starts this line
+        read = reader.option_text(line, strict=True)
+        if isinstance(read, frozenset) and not read <= letters:
+            return f"{','.join(sorted(read - letters))} named by its text"
+    return None
+
+
+def _negated(text: str, mention: re.Match[str]) -> bool:
+    """Whether ``mention`` is negated: after it in its clause ("(B) was not supported"), or just before ("not D")."""
+    closing = _CLAUSE_MARK.search(text, mention.end())
+    if _NEGATION.search(text, mention.end(), closing.start() if closing else len(text)):
+        return True
+    return _NEGATED_NEXT.search(text, max(0, mention.start() - 40), mention.start()) is not None
 
 
 def _bare_runs(text: str, reader: _Reader) -> list[tuple[int, int, Letters]]:
@@ -775,14 +1017,14 @@ def _fallback(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
 # --- helpers ---------------------------------------------------------------------------
 
 
-def _boxes(text: str) -> Iterator[str]:
+def _boxes(text: str) -> Iterator[tuple[int, str]]:
     for match in re.finditer(r"\\boxed\s*\{", text):
         depth, index = 1, match.end()
         while index < len(text) and depth:
             depth += {"{": 1, "}": -1}.get(text[index], 0)
             index += 1
         if depth == 0:
-            yield text[match.end() : index - 1]
+            yield match.start(), text[match.end() : index - 1]
 
 
 def _unlatex(text: str) -> str:

@@ -12,6 +12,8 @@ shared by all of them:
   Thinking traces (``<think>…</think>``) are removed before the answer is parsed.
 - ``overflow``: what happens when the documents do not fit the model's context window
   (``ctx.model().api.context_length``); see :meth:`QAWorkflow.fit_context`.
+- ``strict``: ask for the one answer format the strict reading accepts (a final
+  ``ANSWER: X`` line, see ``ebmeval.scorers._strict``) instead of the plain letters.
 """
 
 from __future__ import annotations
@@ -27,13 +29,17 @@ from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reas
 from ..prompts import (
     CONTEXT,
     COT,
+    COT_STRICT,
     DIRECT,
     FORMAT_MULTI,
+    FORMAT_MULTI_STRICT,
     FORMAT_OPEN,
     FORMAT_SINGLE,
+    FORMAT_SINGLE_STRICT,
     OPTIONS,
     QUESTION,
     REFINE,
+    REFINE_STRICT,
     PromptTemplate,
 )
 from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
@@ -81,6 +87,8 @@ class QAWorkflow(ABC):
 
     name: str = ""
     templates: tuple[PromptTemplate, ...] = ()
+    strict_templates: tuple[PromptTemplate, ...] = (FORMAT_SINGLE_STRICT, FORMAT_MULTI_STRICT)
+    """The templates a strict workflow uses besides (or instead of some of) ``templates``."""
 
     def __init__(
         self,
@@ -90,9 +98,13 @@ class QAWorkflow(ABC):
         thinking: bool | None = None,
         overflow: Overflow = "truncate",
         max_tokens: int = REASONING_MAX_TOKENS,
+        strict: bool = False,
     ) -> None:
         if overflow not in ("truncate", "error"):
             raise ConfigError("overflow", f"must be 'truncate' or 'error', not {overflow!r}")
+        self.strict = strict
+        if strict:  # only strict prompts name these templates: the versions of the others stay as they were
+            self.templates = (*self.templates, *self.strict_templates)
         self.multi_answer = multi_answer
         self.system_prompt = system_prompt
         self.thinking = thinking
@@ -120,6 +132,8 @@ class QAWorkflow(ABC):
         """The instruction saying what form the answer takes."""
         if sample.choices is None:
             return FORMAT_OPEN.render()
+        if self.strict:
+            return (FORMAT_MULTI_STRICT if self.multi_answer else FORMAT_SINGLE_STRICT).render()
         return (FORMAT_MULTI if self.multi_answer else FORMAT_SINGLE).render()
 
     def question_block(self, sample: Sample, documents: str | None = None) -> str:
@@ -248,6 +262,7 @@ class Direct(QAWorkflow):
         overflow: Overflow = "truncate",
         answer_from: Literal["text", "logprobs"] = "text",
         top_logprobs: int = 20,
+        strict: bool = False,
     ) -> None:
         super().__init__(
             multi_answer=multi_answer,
@@ -255,9 +270,12 @@ class Direct(QAWorkflow):
             thinking=thinking,
             overflow=overflow,
             max_tokens=DIRECT_MAX_TOKENS,
+            strict=strict,
         )
         if answer_from not in ("text", "logprobs"):
             raise ConfigError("answer_from", f"must be 'text' or 'logprobs', not {answer_from!r}")
+        if answer_from == "logprobs" and strict:
+            raise ConfigError("answer_format", "'strict' reads a reply's ANSWER line; answer_from='logprobs' has none")
         if answer_from == "logprobs" and multi_answer:
             raise ConfigError("answer_from", "'logprobs' picks one letter; it needs a single-answer task")
         self.answer_from = answer_from
@@ -295,10 +313,12 @@ class ChainOfThought(QAWorkflow):
 
     name = "cot"
     templates: tuple[PromptTemplate, ...] = (QUESTION, CONTEXT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN, COT)
+    strict_templates = (*QAWorkflow.strict_templates, COT_STRICT)
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
-        """The ``mcq/cot`` prompt."""
-        return COT.render(question_block=question_block, answer_format=self.answer_format(sample))
+        """The ``mcq/cot`` prompt (``mcq/cot-strict`` when strict)."""
+        template = COT_STRICT if self.strict else COT
+        return template.render(question_block=question_block, answer_format=self.answer_format(sample))
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Ask once for reasoning and an answer."""
@@ -327,6 +347,7 @@ class ChainOfThoughtRefine(ChainOfThought):
         COT,
         REFINE,
     )
+    strict_templates = (*ChainOfThought.strict_templates, REFINE_STRICT)
 
     def reserved_tokens(self, model: Model) -> int:
         """Two reply budgets: R0 is part of the second prompt, whose reply follows."""
@@ -338,8 +359,8 @@ class ChainOfThoughtRefine(ChainOfThought):
         return "\n".join(message.content for message in bare)
 
     def refine_prompt(self, question_block: str, sample: Sample, previous: str) -> str:
-        """The ``mcq/refine`` prompt."""
-        return REFINE.render(
+        """The ``mcq/refine`` prompt (``mcq/refine-strict`` when strict)."""
+        return (REFINE_STRICT if self.strict else REFINE).render(
             question_block=question_block,
             previous=previous,
             grounding=" and the context" if sample.documents else "",
@@ -373,10 +394,11 @@ def qa_workflow(
     thinking: bool | None = None,
     overflow: Overflow = "truncate",
     answer_from: Literal["text", "logprobs"] = "text",
+    strict: bool = False,
 ) -> QAWorkflow:
     """The question-answering workflow named ``strategy`` (``direct``, ``cot`` or ``cot-refine``).
 
-    ``answer_from="logprobs"`` is only available with ``direct``.
+    ``answer_from="logprobs"`` is only available with ``direct``, and not with ``strict``.
     """
     if strategy == "direct":
         return Direct(
@@ -385,13 +407,16 @@ def qa_workflow(
             thinking=thinking,
             overflow=overflow,
             answer_from=answer_from,
+            strict=strict,
         )
     if answer_from != "text":
         raise ConfigError("answer_from", f"'{answer_from}' is only available with the 'direct' strategy")
     kinds: dict[str, type[QAWorkflow]] = {"cot": ChainOfThought, "cot-refine": ChainOfThoughtRefine}
     if strategy not in kinds:
         raise ConfigError("strategy", f"must be one of direct, cot, cot-refine, not {strategy!r}")
-    return kinds[strategy](multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow)
+    return kinds[strategy](
+        multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow, strict=strict
+    )
 
 
 def letter_probabilities(output: ModelOutput, letters: Sequence[str]) -> tuple[int, dict[str, float]] | None:
