@@ -39,7 +39,7 @@ def build(
     try:
         engine = build_native_engine(archive=source, jobs=jobs, keep_build=keep_build)
     except EngineBuildError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=False)
+        console.print(f"error: {exc}", highlight=False, markup=False)
         raise typer.Exit(1) from None
     if as_json:
         print(json.dumps(_record(engine)))
