@@ -83,7 +83,8 @@ markdown emphasis (``**``, ``__``, ``*x*``, backticks, heading marks) are remove
   capital option letter standing as a word, not negated after it in its clause ("(B)
   was not supported") or right before it ("not E", "rather than A"), and not a word or
   abbreviation ("A patient", "E. coli", "B cells"), with option texts blanked first
-  ("Hepatitis B"); and a line that is an option's text.
+  ("Hepatitis B"); and a line that is an option's text, unless it reads as letters ("C"
+  names option C even where option B's text is "C").
   After an explanation heading ("Explanation:") letters count only through verdicts. A
   verdict must agree with the reading (judged correct exactly when read); any other
   mention must name a letter of the reading. Otherwise the reply is ``ambiguous``
@@ -905,7 +906,8 @@ def _disagreement(text: str, start: int, letters: Letters, verdicts: list[_Verdi
     """The first option mention that contradicts or extends ``letters``, described; ``None`` if all agree.
 
     Mentions: every verdict given; in the answer region (``text`` from ``start``), a letter
-    in option position not negated in its clause, and a line that is an option's text.
+    in option position not negated in its clause, and a line that is an option's text (not
+    one that reads as letters).
     Letters after an explanation heading ("Explanation:") count only through verdicts.
     """
     for verdict in verdicts:
@@ -924,6 +926,8 @@ def _disagreement(text: str, start: int, letters: Letters, verdicts: list[_Verdi
     for line in text[start:].split("\n"):
         if line.lstrip(" \t*>-\"'«").split(" ", 1)[0].lower() not in reader.first_words:
             continue  # no option text starts this line
+        if isinstance(reader.letter_list(line), frozenset):
+            continue  # a line of letters names options by letter ("C" where option B's text is "C")
         read = reader.option_text(line, strict=True)
         if isinstance(read, frozenset) and not read <= letters:
             return f"{','.join(sorted(read - letters))} named by its text"
