@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,15 +33,11 @@ def build(
     as_json: JsonOption = False,
 ) -> None:
     """Compile llama.cpp's server for this CPU (fastest instruction set that works), verify and time it."""
-    from ..models import EngineBuildError, build_native_engine, engines_dir
+    from ..models import build_native_engine, engines_dir
 
     if not as_json:
         console.print(f"compiling llama.cpp for this CPU (log: {engines_dir() / 'build.log'}) …", highlight=False)
-    try:
-        engine = build_native_engine(archive=source, jobs=jobs, keep_build=keep_build)
-    except EngineBuildError as exc:
-        console.print(f"error: {exc}", highlight=False, markup=False)
-        raise typer.Exit(1) from None
+    engine = _or_exit(lambda: build_native_engine(archive=source, jobs=jobs, keep_build=keep_build))
     if as_json:
         print(json.dumps(_record(engine)))
         return
@@ -53,17 +50,14 @@ def build(
 @engine_app.command("measure")
 def measure(as_json: JsonOption = False) -> None:
     """Time the installed native build against xllamacpp again; local models use the faster one."""
-    from ..models import EngineBuildError, load_native_engine, measure_build, record_speed
+    from ..models import load_native_engine, measure_build, record_speed
 
     engine = load_native_engine()
     if engine is None:
         console.print("error: no native engine for this CPU; build one with: ebmeval engine build", highlight=False)
         raise typer.Exit(2)
-    try:
-        engine = record_speed(measure_build(engine.binary))
-    except EngineBuildError as exc:
-        console.print(f"error: {exc}", highlight=False, markup=False)
-        raise typer.Exit(1) from None
+    binary = engine.binary
+    engine = _or_exit(lambda: record_speed(measure_build(binary)))
     if as_json:
         print(json.dumps(_record(engine)))
         return
@@ -89,6 +83,17 @@ def status(as_json: JsonOption = False) -> None:
     console.print(f"native engine: {engine.provenance()['engine']} at {engine.binary}", highlight=False)
     console.print(f"built {engine.built_at} in {engine.build_seconds:.0f} s from {engine.source}", highlight=False)
     _describe(engine)
+
+
+def _or_exit(make: Callable[[], NativeEngine]) -> NativeEngine:
+    """``make()``; a failed build or speed check is printed as one line and ends with exit status 1."""
+    from ..models import EngineBuildError
+
+    try:
+        return make()
+    except EngineBuildError as exc:
+        console.print(f"error: {exc}", highlight=False, markup=False)
+        raise typer.Exit(1) from None
 
 
 def _describe(engine: NativeEngine) -> None:
