@@ -205,14 +205,18 @@ def export(
     out: Annotated[Path | None, typer.Option(help="Output file (default: <run id>.<format>).")] = None,
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
-    """Export a run, one row per generation with its scores."""
+    """Export a run: one row per generation with its scores, and one per failed sample with its error."""
     from ..store import RunStore, export_run
 
     runs = RunStore(store, read_only=True)
     record = runs.get_run(run_id)
     target = out or Path(f"{record.run_id}.{fmt.value}")
     count = export_run(runs, record.run_id, fmt.value, target)
-    console.print(f"wrote {count} rows to {target}")
+    failed = count - runs.count_generations(record.run_id)[0]
+    console.print(
+        f"wrote {count} rows to {target}" + (f", {failed} of them failed samples with their error" if failed else ""),
+        highlight=False,
+    )
     if not count:
         console.print(f"[red]run {record.run_id} has no generations[/]: nothing to export")
         raise typer.Exit(1)

@@ -1,4 +1,4 @@
-"""Export a stored run as JSONL, CSV or Parquet: one row per generation."""
+"""Export a stored run as JSONL, CSV or Parquet: one row per generation, and one per failed sample."""
 
 from __future__ import annotations
 
@@ -16,12 +16,19 @@ ExportFormat = Literal["jsonl", "csv", "parquet"]
 
 
 def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
-    """Flat rows: sample fields, output, parsed answer, usage and ``<scorer>.<metric>`` columns."""
+    """Flat rows: sample fields, output, parsed answer, usage and ``<scorer>.<metric>`` columns.
+
+    Every generation is a row with an empty ``error``; then every sample × epoch whose last
+    attempt failed (no generation) is a row too, with the ``error`` and its ``error_stage``
+    and no output, so an export holds as many rows as the run asked for.
+    """
     scores: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
     for sample_id, epoch, scorer, score in store.scores(run_id):
         for metric, value in score.values.items():
             scores[(sample_id, epoch)][f"{scorer}.{metric}"] = value
+    generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run_id):
+        generated.add((sample.id, generation.epoch))
         yield {
             "run_id": run_id,
             "sample_id": sample.id,
@@ -36,8 +43,14 @@ def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
             "output_tokens": generation.usage.output_tokens,
             "latency": generation.latency,
             "metadata": json.dumps(sample.metadata, default=str),
+            "error": "",
+            "error_stage": "",
             **scores.get((sample.id, generation.epoch), {}),
         }
+    last_errors = {(sample_id, epoch): (stage, error) for sample_id, epoch, stage, error, _at in store.errors(run_id)}
+    for (sample_id, epoch), (stage, error) in last_errors.items():
+        if (sample_id, epoch) not in generated:
+            yield {"run_id": run_id, "sample_id": sample_id, "epoch": epoch, "error": error, "error_stage": stage}
 
 
 def export_run(store: RunStore, run_id: str, fmt: ExportFormat, out: str | Path) -> int:
@@ -65,5 +78,6 @@ def export_run(store: RunStore, run_id: str, fmt: ExportFormat, out: str | Path)
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise MissingDependencyError("Parquet export", "pyarrow", "export") from exc
-    pq.write_table(pa.Table.from_pylist(table), path)
+    # from_pylist takes its columns from the first row; a failed sample's row has fewer
+    pq.write_table(pa.Table.from_pylist([{column: row.get(column) for column in columns} for row in table]), path)
     return len(table)
