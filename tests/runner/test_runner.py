@@ -196,3 +196,15 @@ def test_run_settings_apply_to_role_models_and_task_defaults_only_to_the_evaluat
     assert models["judge"].config == GenerateConfig(max_tokens=99)
     plain = build_models(config(tmp_path, model="scripted:A", roles={"judge": "scripted:B"}), task)
     assert plain["model"].config.max_tokens == 8 and plain["judge"].config.max_tokens is None
+
+
+def test_a_role_left_to_the_model_under_evaluation_is_said_in_the_summary(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    task = replace(toy_task(2), roles=("judge",))
+    alone = run(config(tmp_path, model="scripted:A"), task=task)
+    notes = summarize(RunStore(tmp_path / "runs.sqlite"), alone.run.run_id).notes
+    assert any(note.startswith("role judge: played by the model under evaluation") for note in notes)
+    assert any("--role judge=SPEC" in note for note in notes)
+    judged = run(config(tmp_path, model="scripted:A", roles={"judge": "scripted:B"}), task=task)
+    assert not any("role judge" in n for n in summarize(RunStore(tmp_path / "runs.sqlite"), judged.run.run_id).notes)

@@ -199,6 +199,20 @@ def epoch_mean(values: list[float | None]) -> float | None:
 
 
 def _notes(run: RunRecord) -> list[str]:
+    return _default_roles(run) + _epoch_notes(run)
+
+
+def _default_roles(run: RunRecord) -> list[str]:
+    """A note for each role (judge …) the model under evaluation played because none was given."""
+    given = set(run.config.get("roles") or {})
+    played = sorted(set(run.provenance.get("models") or {}) - given - {"model"})
+    return [
+        f"role {role}: played by the model under evaluation ({run.model}); choose another with --role {role}=SPEC"
+        for role in played
+    ]
+
+
+def _epoch_notes(run: RunRecord) -> list[str]:
     epochs = int(run.config.get("epochs", 1))
     if epochs < 2:
         return []
