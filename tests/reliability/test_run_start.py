@@ -112,3 +112,30 @@ def test_nohup_keeps_sighup_ignored(delay_url: str, questions: Path, tmp_path: P
     assert process.returncode == 0, err
     with read_only(store) as db:
         assert db.execute("SELECT status FROM runs").fetchall() == [("complete",)]
+
+
+def test_sigterm_stops_a_run_that_inherited_sigint_ignored(questions: Path, tmp_path: Path) -> None:
+    """A background job of a script (``ebmeval run … &``) starts with SIGINT ignored; SIGTERM must still stop it."""
+    store = tmp_path / "runs.sqlite"
+
+    def background_job() -> None:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    with delay_server(tmp_path, delay=0.2) as url:
+        process = subprocess.Popen(
+            run_args(questions, url, store, n=40, concurrency=1),
+            env=cli_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=background_job,
+        )
+        _interrupt_after_three_samples(process, store, signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Interrupted" in err and "Traceback" not in err
+    with read_only(store) as db:
+        assert db.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+        assert db.execute("SELECT count(*) FROM locks").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM generations").fetchone()[0] < 40

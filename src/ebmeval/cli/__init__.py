@@ -50,12 +50,17 @@ def _interrupt_on_termination() -> None:
     They are turned into SIGINT rather than a ``KeyboardInterrupt`` raised in whatever frame runs:
     inside an event loop, ``asyncio.run`` then cancels the run's main task and finishes it cleanly,
     instead of the exception surfacing in some connection callback. A signal that is ignored
-    (SIGHUP under ``nohup``) stays ignored.
+    (SIGHUP under ``nohup``) stays ignored. Where SIGINT itself was inherited ignored (a job put
+    in the background by a script), SIGTERM and SIGHUP restore its default handler first, so
+    they still stop the command (``timeout``, ``docker stop``, ``scancel``).
     """
     import signal
     from types import FrameType
 
     def interrupt(_signum: int, _frame: FrameType | None) -> None:
+        if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            # inherited ignored (a background job of a script): raised as it is, it would do nothing
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.raise_signal(signal.SIGINT)
 
     for signum in (signal.SIGTERM, signal.SIGHUP):
