@@ -208,3 +208,23 @@ async def test_reply_reserve_is_capped_at_half_a_small_window() -> None:
     record = result.metadata["context"]
     assert record["reserved_tokens"] == 500 and record["truncated"] is True
     assert 0 < record["kept_tokens"] <= record["budget_tokens"] < 500
+
+
+def test_a_run_counts_inputs_cut_to_fit_beside_reply_truncations(tmp_path) -> None:
+    from ebmeval.report import collect
+    from ebmeval.runner import RunConfig, run, summarize
+    from ebmeval.scorers import accuracy, choice_parser
+    from ebmeval.store import RunStore
+
+    samples = [long_sample(1000).model_copy(update={"id": "cut"}), long_sample(10).model_copy(update={"id": "kept"})]
+    task = Task(
+        name="docs", dataset=samples, workflow=qa_workflow("direct"), scorers=[accuracy()], parser=choice_parser()
+    )
+    api = LimitedModel(["A", "A"], context_length=400)
+    store = tmp_path / "runs.sqlite"
+    result = run(RunConfig(task="docs", store=str(store), cache=False), task=task, models={"model": Model(api)})
+    summary = summarize(RunStore(store), result.run.run_id)
+    assert (summary.input_truncated, summary.truncated, summary.generations) == (1, 0, 2)
+    assert summary.as_dict()["input_truncated"] == 1
+    table = collect(RunStore(store), [result.run.run_id]).metrics_table()
+    assert "inputs cut" in table.markdown() and any("inputs cut:" in note for note in table.notes)

@@ -100,6 +100,7 @@ def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
         group = [m.group or "all"] if by is not None else []
         table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing)
     truncated = f"{summary.truncated} truncated ({summary.truncated_unparsed} unparsed) · " if summary.truncated else ""
+    truncated += f"{summary.input_truncated} inputs cut to fit · " if summary.input_truncated else ""
     table.notes.append(
         f"{summary.generations} answered · {summary.unparsed} unparsed · {truncated}{summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "

@@ -78,6 +78,7 @@ class Report:
                 Column("missing", "number"),
                 Column("unparsed", "number"),
                 Column("truncated", "number"),
+                Column("inputs cut", "number"),
                 Column("failing", "number"),
                 Column("tokens in/out", "interval", fmt="{:,}", pair="{}/{}", parts=("tokens in", "tokens out")),
                 Column("s/sample", "number", fmt="{:.2f}"),
@@ -100,6 +101,7 @@ class Report:
                     m.missing,
                     summary.unparsed,
                     summary.truncated,
+                    summary.input_truncated,
                     summary.failing,
                     (summary.usage.input_tokens, summary.usage.output_tokens),
                     summary.mean_latency,
@@ -107,7 +109,8 @@ class Report:
                 )
         table.notes.append(
             "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
-            "truncated: answers whose model call stopped at its token limit; failing: samples whose last "
+            "truncated: answers whose model call stopped at its token limit; inputs cut: answers whose input "
+            "(article, evidence) was cut to fit the context window; failing: samples whose last "
             "attempt failed (no answer stored, retried by a re-run)."
         )
         for run in self.runs:

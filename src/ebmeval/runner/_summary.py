@@ -50,6 +50,8 @@ class RunSummary:
     truncated: int = 0
     """Generations with a model call stopped at its token limit (of which ``truncated_unparsed`` unparsed)."""
     truncated_unparsed: int = 0
+    input_truncated: int = 0
+    """Generations whose input (an article, the evidence) was cut to fit the context window."""
     score_sets: list[ScoreSet] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """What a reader must know about these numbers (e.g. greedy epochs that repeat one reply)."""
@@ -65,6 +67,7 @@ class RunSummary:
             "unparsed": self.unparsed,
             "truncated": self.truncated,
             "truncated_unparsed": self.truncated_unparsed,
+            "input_truncated": self.input_truncated,
             "failing": self.failing,
             "usage": self.usage.model_dump(),
             "mean_latency": self.mean_latency,
@@ -106,7 +109,7 @@ def summarize(
     groups: dict[str, list[str]] = {}
     usage = Usage()
     latencies: list[float] = []
-    count = unparsed = truncated = truncated_unparsed = 0
+    count = unparsed = truncated = truncated_unparsed = input_truncated = 0
     keys: set[str] = set()
     generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run.run_id):
@@ -117,6 +120,7 @@ def summarize(
         unparsed += not generation.answer.parsed
         truncated += generation.truncated
         truncated_unparsed += generation.truncated and not generation.answer.parsed
+        input_truncated += input_was_cut(generation.metadata)
         usage = usage + generation.usage
         latencies.append(generation.latency)
         keys.update(sample.metadata)
@@ -170,6 +174,7 @@ def summarize(
         metrics=metrics,
         truncated=truncated,
         truncated_unparsed=truncated_unparsed,
+        input_truncated=input_truncated,
         score_sets=store.score_sets(run.run_id),
         notes=_notes(run),
     )
@@ -186,6 +191,19 @@ def _run_metrics(store: RunStore, run_id: str, samples: set[str] | None) -> list
             low, high = ci if ci is not None else (float("nan"), float("nan"))
             found.append(MetricSummary(score_set.label, metric, value, (low, high), len(scores), 0))
     return found
+
+
+def input_was_cut(metadata: dict[str, Any]) -> bool:
+    """Whether a generation's workflow record says an input was cut to fit the context window.
+
+    Question-answering workflows record ``metadata["context"]["truncated"]``; synthesis
+    workflows ``metadata["overflow"]``, whose ``truncated`` / ``summaries_truncated`` list the
+    documents cut.
+    """
+    context, overflow = metadata.get("context"), metadata.get("overflow")
+    if isinstance(context, dict) and context.get("truncated") is True:
+        return True
+    return isinstance(overflow, dict) and bool(overflow.get("truncated") or overflow.get("summaries_truncated"))
 
 
 def epoch_mean(values: list[float | None]) -> float | None:
