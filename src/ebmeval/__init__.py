@@ -1,7 +1,7 @@
 """ebmeval: evaluate large language models on the work of evidence-based medicine."""
 
 from .models import GenerateConfig, Model, get_model
-from .runner import RunConfig, load_config, rescore, run, summarize
+from .runner import RunConfig, arun, load_config, rescore, run, summarize
 from .store import RunStore
 from .tasks import Document, Sample, Score, Task, create_scorer, create_task, scorer, task
 
@@ -22,6 +22,7 @@ __all__ = [
     "get_model",
     "load_config",
     "rescore",
+    "arun",
     "run",
     "scorer",
     "summarize",

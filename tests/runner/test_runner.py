@@ -208,3 +208,16 @@ def test_a_role_left_to_the_model_under_evaluation_is_said_in_the_summary(tmp_pa
     assert any("--role judge=SPEC" in note for note in notes)
     judged = run(config(tmp_path, model="scripted:A", roles={"judge": "scripted:B"}), task=task)
     assert not any("role judge" in n for n in summarize(RunStore(tmp_path / "runs.sqlite"), judged.run.run_id).notes)
+
+
+async def test_arun_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
+    """A notebook's cell runs in an event loop, where asyncio.run (and so ``run``) cannot."""
+    import ebmeval
+    from ebmeval._util.errors import UsageError
+
+    first = await ebmeval.arun(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
+    assert first.run.status == "complete" and first.progress.done == 3
+    again = await ebmeval.arun(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
+    assert again.run.run_id == first.run.run_id and again.progress.resumed == 3
+    with pytest.raises(UsageError, match=r"inside a running event loop \(a notebook\): use await ebmeval.arun"):
+        ebmeval.run(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})

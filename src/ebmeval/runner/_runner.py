@@ -185,8 +185,27 @@ def run(
     """Run ``config`` to completion, resuming whatever an earlier run left unfinished.
 
     ``task`` and ``models`` may be given to use objects built elsewhere (tests,
-    notebooks); otherwise they are built from the config.
+    notebooks); otherwise they are built from the config. Inside a running event loop (a
+    notebook), ``await arun(...)`` instead.
+
+    Raises:
+        UsageError: Called inside a running event loop.
     """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running: the usual case
+        return asyncio.run(arun(config, task=task, models=models, on_progress=on_progress))
+    raise UsageError("ebmeval.run cannot run inside a running event loop (a notebook): use await ebmeval.arun(…)")
+
+
+async def arun(
+    config: RunConfig,
+    *,
+    task: Task | None = None,
+    models: dict[str, Model] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> RunResult:
+    """:func:`run` in the running event loop: ``await ebmeval.arun(config)`` in a notebook."""
     task = task or create_task(config.task, **config.task_args)
     given = models is not None
     models = models or build_models(config, task)
@@ -217,18 +236,16 @@ def run(
     status = "interrupted"
     try:
         try:
-            asyncio.run(
-                _execute(
-                    task,
-                    models,
-                    store,
-                    run_id,
-                    samples,
-                    config,
-                    progress,
-                    on_progress or (lambda _p: None),
-                    in_progress,
-                )
+            await _execute(
+                task,
+                models,
+                store,
+                run_id,
+                samples,
+                config,
+                progress,
+                on_progress or (lambda _p: None),
+                in_progress,
             )
         except BaseExceptionGroup as group:
             # a store that cannot be written (disk full, damaged) stops every sample: say it once
