@@ -41,6 +41,11 @@ def test_replica_order_does_not_change_the_run_identity() -> None:
         "openai-compatible:m@http://b:1/v1,http://a:1/v1"
     )
     assert identity("openai-compatible:m@http://a:1/v1,http://b:1/v1") != identity("openai-compatible:m@http://a:1/v1")
+    # a trailing slash names the same server, so the same run
+    assert identity("openai-compatible:m@http://a:1/v1/") == identity("openai-compatible:m@http://a:1/v1")
+    assert identity("openai-compatible:m@http://a:1/v1/,http://b:1/v1") == identity(
+        "openai-compatible:m@http://b:1/v1,http://a:1/v1"
+    )
 
 
 @pytest.mark.parametrize("urls", ["http://h:1/v1,ftp://h:2/v1", "http://h:1/v1,http://h:1/v1/", "http://h:1/v1,"])

@@ -125,8 +125,9 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
 
 
 def _same_replicas(spec: str) -> str:
-    """``spec`` with the replica URLs of ``openai-compatible:M@URL1,URL2`` sorted: any order names one model."""
-    found = re.match(r"^(openai-compatible:.*?)@(https?://.*,.*)$", spec)
+    """``spec`` with the URLs of ``openai-compatible:M@URL1,URL2`` as the provider reads them: each without
+    a trailing ``/``, sorted (any order of replicas names one model)."""
+    found = re.match(r"^(openai-compatible:.*?)@(https?://.*)$", spec)
     if found is None:
         return spec
     return f"{found[1]}@{','.join(sorted(url.strip().rstrip('/') for url in found[2].split(',')))}"
