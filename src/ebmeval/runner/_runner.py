@@ -125,8 +125,10 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
 
 
 def _same_replicas(spec: str) -> str:
-    """``spec`` with the URLs of ``openai-compatible:M@URL1,URL2`` as the provider reads them: each without
-    a trailing ``/``, sorted (any order of replicas names one model)."""
+    """``spec`` with the URLs of ``openai-compatible:M@URL1,URL2`` as the provider reads them.
+
+    Each without a trailing ``/``, sorted: any order of replicas names one model.
+    """
     found = re.match(r"^(openai-compatible:.*?)@(https?://.*)$", spec)
     if found is None:
         return spec
