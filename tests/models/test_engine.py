@@ -604,6 +604,9 @@ def ebmeval(*args: str) -> subprocess.CompletedProcess[str]:
 def test_engine_status_command_tells_which_engine_runs() -> None:
     before = ebmeval("engine", "status", "--json")
     assert before.returncode == 0 and json.loads(before.stdout) == {"default_engine": "xllamacpp", "native": None}
+    # without a build, status says whether this CPU has instructions the prebuilt engine leaves unused
+    hint = "native build may be faster" in " ".join(ebmeval("engine", "status").stderr.split())
+    assert hint == bool(features_beyond_prebuilt(cpu_features()))
     _install_record(native_dir())
     fake_binary(native_dir() / "llama-server")
     unmeasured = ebmeval("engine", "status")

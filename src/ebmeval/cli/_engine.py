@@ -67,7 +67,7 @@ def measure(as_json: JsonOption = False) -> None:
 @engine_app.command("status")
 def status(as_json: JsonOption = False) -> None:
     """Show which engine local models run on, and the native build with its speed check if there is one."""
-    from ..models import cpu_features, load_native_engine, native_dir
+    from ..models import cpu_features, features_beyond_prebuilt, load_native_engine, native_dir
 
     engine = load_native_engine()
     if as_json:
@@ -78,7 +78,10 @@ def status(as_json: JsonOption = False) -> None:
         built = (native_dir() / "engine.json").exists()
         reason = "built for another CPU" if built else "not built"
         console.print(f"native engine: {reason}; local models run on xllamacpp (build one with: ebmeval engine build)")
-        console.print(f"this CPU: {' '.join(cpu_features()) or 'unknown'}", highlight=False)
+        features = cpu_features()
+        console.print(f"this CPU: {' '.join(features) or 'unknown'}", highlight=False)
+        if extra := features_beyond_prebuilt(features):
+            console.print(f"the prebuilt engine does not use {' '.join(extra)}: a native build may be faster")
         return
     console.print(f"native engine: {engine.provenance()['engine']} at {engine.binary}", highlight=False)
     console.print(f"built {engine.built_at} in {engine.build_seconds:.0f} s from {engine.source}", highlight=False)

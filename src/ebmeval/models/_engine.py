@@ -457,7 +457,8 @@ def build_native_engine(
     staging.mkdir(parents=True, exist_ok=True)
     log_path = log_path if log_path is not None else engines_dir() / "build.log"
     jobs = jobs or available_cpus()
-    variants = tuple(variants) if variants is not None else build_variants(cpu_features())
+    features = cpu_features()
+    variants = tuple(variants) if variants is not None else build_variants(features)
     model = verify_model if verify_model is not None else _smollm2()
     start = time.monotonic()
     refused: list[RefusedVariant] = []
@@ -477,8 +478,9 @@ def build_native_engine(
                 try:
                     version, system_info, reply = (verify or verify_binary)(built, model)
                 except VerificationError as exc:
-                    refused.append(RefusedVariant(variant.name, _with_amx_state(exc.reason, variant), exc.log_tail))
-                    log.write(f"## variant {variant.name} refused: {exc.reason}\n{exc.log_tail}\n")
+                    refusal = RefusedVariant(variant.name, _with_amx_state(exc.reason, variant, features), exc.log_tail)
+                    refused.append(refusal)
+                    log.write(f"## variant {variant.name} refused: {refusal.reason}\n{refusal.log_tail}\n")
                     continue
                 break
             else:
@@ -493,7 +495,7 @@ def build_native_engine(
         llama_cpp_version=version,
         source=f"{SOURCE_PACKAGE} {archive.name.removeprefix('llama_cpp_python-').removesuffix('.tar.gz')}",
         cmake_options=variant.cmake_options,
-        cpu_features=cpu_features(),
+        cpu_features=features,
         machine=platform.machine(),
         system_info=system_info,
         build_seconds=round(build_seconds, 1),
@@ -509,9 +511,9 @@ def build_native_engine(
     return engine
 
 
-def _with_amx_state(reason: str, variant: BuildVariant) -> str:
-    """``reason``, with whether the kernel grants AMX where the variant may hold AMX code."""
-    if variant.name != "native" or "amx_tile" not in cpu_features():
+def _with_amx_state(reason: str, variant: BuildVariant, features: Sequence[str]) -> str:
+    """``reason``, with whether the kernel grants AMX where the variant may hold AMX code (``features`` has AMX)."""
+    if variant.name != "native" or "amx_tile" not in features:
         return reason
     granted = kernel_grants_amx()
     return (

@@ -33,12 +33,11 @@ def parse_strict(text: str, choices: dict[str, str], *, multi: bool = False) -> 
     found = STRICT_LINE.fullmatch(lines[-1].strip()) if lines else None
     if found is None:
         return ParsedAnswer.unparsed("strict: no final ANSWER line")
-    named = set(re.findall(r"[A-Za-z]", found["letters"]))
-    by_upper = {letter.upper(): letter for letter in choices}
-    unknown = sorted({letter.upper() for letter in named} - set(by_upper))
+    named = {letter.upper() for letter in re.findall(r"[A-Za-z]", found["letters"])}
+    unknown = sorted(named - {letter.upper() for letter in choices})
     if unknown:
         return ParsedAnswer.unparsed(f"not-an-option: {','.join(unknown)}")
-    letters = [letter for letter in choices if letter.upper() in {x.upper() for x in named}]
+    letters = [letter for letter in choices if letter.upper() in named]
     if not multi and len(letters) > 1:
         return ParsedAnswer.unparsed("several-letters")
     return ParsedAnswer(value=letters if multi else letters[0], method="strict")
