@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import itertools
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..runner import epoch_mean
+from ..runner import sample_values
 from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
 from ..store import RunStore
 
@@ -49,16 +48,10 @@ class Contrast:
 
 def metric_values(store: RunStore, run_id: str) -> dict[tuple[str, str], dict[Key, float]]:
     """Per (scorer, metric): each sample's value in a run, the mean over its epochs (``None`` left out)."""
-    epochs: dict[tuple[str, str], dict[Key, list[float | None]]] = defaultdict(lambda: defaultdict(list))
-    for sample_id, _epoch, scorer, score in store.scores(run_id):
-        for metric, value in score.values.items():
-            epochs[(scorer, metric)][sample_id].append(value)
-    values: dict[tuple[str, str], dict[Key, float]] = defaultdict(dict)
-    for key, by_sample in epochs.items():
-        for sample_id, found in by_sample.items():
-            if (mean := epoch_mean(found)) is not None:
-                values[key][sample_id] = mean
-    return values
+    return {
+        key: {sample: value for sample, value in by_sample.items() if value is not None}
+        for key, by_sample in sample_values(store, run_id).items()
+    }
 
 
 def compare(

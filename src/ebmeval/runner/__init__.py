@@ -13,7 +13,7 @@ from ._runner import (
     run_identity,
     select_samples,
 )
-from ._summary import MetricSummary, RunSummary, epoch_mean, summarize
+from ._summary import MetricSummary, RunSummary, sample_values, summarize
 
 __all__ = [
     "DEFAULT_STORE",
@@ -32,6 +32,6 @@ __all__ = [
     "run",
     "run_identity",
     "select_samples",
-    "epoch_mean",
+    "sample_values",
     "summarize",
 ]

@@ -133,17 +133,12 @@ def summarize(
     failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id) if samples is None or s in samples}
     failing = len(failed - generated)
 
-    per_sample: dict[tuple[str, str, str], list[float | None]] = defaultdict(list)
-    for sample_id, _epoch, scorer, score in store.scores(run.run_id):
-        if samples is None or sample_id in samples:
-            for metric, value in score.values.items():
-                per_sample[(scorer, metric, sample_id)].append(value)
     values: dict[tuple[str, str, str | None], list[float | None]] = defaultdict(list)
-    for (scorer, metric, sample_id), epochs in per_sample.items():
-        value = epoch_mean(epochs)
-        values[(scorer, metric, None)].append(value)
-        for label in groups.get(sample_id, []):
-            values[(scorer, metric, label)].append(value)
+    for (scorer, metric), by_sample in sample_values(store, run.run_id, samples).items():
+        for sample_id, value in by_sample.items():
+            values[(scorer, metric, None)].append(value)
+            for label in groups.get(sample_id, []):
+                values[(scorer, metric, label)].append(value)
 
     metrics = _run_metrics(store, run.run_id, samples)
     for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
@@ -204,6 +199,22 @@ def input_was_cut(metadata: dict[str, Any]) -> bool:
     if isinstance(context, dict) and context.get("truncated") is True:
         return True
     return isinstance(overflow, dict) and bool(overflow.get("truncated") or overflow.get("summaries_truncated"))
+
+
+def sample_values(
+    store: RunStore, run_id: str, samples: set[str] | None = None
+) -> dict[tuple[str, str], dict[str, float | None]]:
+    """Per (scorer, metric), each sample's value: the mean over its epochs (:func:`epoch_mean`).
+
+    ``samples`` restricts it to those sample ids. Summaries and paired comparisons read
+    values through this, so both take the sample as the unit of analysis.
+    """
+    epochs: dict[tuple[str, str], dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
+    for sample_id, _epoch, scorer, score in store.scores(run_id):
+        if samples is None or sample_id in samples:
+            for metric, value in score.values.items():
+                epochs[(scorer, metric)][sample_id].append(value)
+    return {key: {sample: epoch_mean(found) for sample, found in by.items()} for key, by in epochs.items()}
 
 
 def epoch_mean(values: list[float | None]) -> float | None:
