@@ -15,6 +15,7 @@ from ebmeval.factuality import (
     correctness_rates,
     label_accuracy,
     rouge_by_correctness,
+    ttest,
     welch_ttest,
 )
 from ebmeval.stats import StatsInputError, cohen_kappa
@@ -92,14 +93,15 @@ def test_label_accuracy_counts_unlabelled_as_wrong() -> None:
 
 def test_analyze_report_markdown() -> None:
     items = [make(i, i % 3 != 0, "positive", "negative" if i == 1 else "positive") for i in range(6)]
+    stock = "There is insufficient evidence to support it."
     items[0] = Assessment(
-        SummaryPair("bg", "There is insufficient evidence.", "x", background="There is insufficient evidence."),
+        SummaryPair("bg", stock, "x", background=stock),
         items[0].labels,
     )
     raters = {"a": {a.pair.review_id: a.labels for a in items}, "b": {a.pair.review_id: a.labels for a in items}}
     report = analyze(items, agreement_raters={"a vs b": raters})
     assert report.n == 6 and report.n_background == 1 and report.rouge_background["rouge1"] == 1.0
-    assert report.openings[0].opening == "there is insufficient evidence"
+    assert report.openings[0].opening == "there is insufficient evidence to support"
     text = report.to_markdown()
     assert "### Correctness by category" in text and "| population | 6 | 0.667 |" in text
     assert "### Agreement: a vs b" in text and "| population | 6 | 1.000 |" in text
@@ -137,3 +139,54 @@ def test_cli_run_reads_task_options_like_every_other_command(tmp_path: Path) -> 
     assert run.config["task_args"]["order_seed"] == 1
     bad = ebmeval("factuality", "run", "factuality/evidence-inference", "--arg", "order_seed", cwd=tmp_path)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_rouge_tests_are_student_on_rouge1_2_and_l_with_welch_as_an_option() -> None:
+    words = ["statins", "reduce", "mortality", "in", "adults", "with", "heart", "disease"]
+    items = [
+        Assessment(SummaryPair(f"r{i}", " ".join(words[: i + 1]), " ".join(words)), make(i, i % 2 == 0).labels)
+        for i in range(8)
+    ]
+    report = analyze(items)
+    assert sorted({t.metric for t in report.rouge_tests}) == ["rouge1", "rouge2", "rougeL"]
+    population = [t for t in report.rouge_tests if t.category == "population"]
+    assert {t.test.method for t in population if t.test} == {"Student t-test"}
+    assert "### rouge1 of correct vs incorrect summaries (Student t-test)" in report.to_markdown()
+    welch = [t for t in analyze(items, welch=True).rouge_tests if t.category == "population" and t.test]
+    assert {t.test.method for t in welch if t.test} == {"Welch t-test"}
+
+
+def test_student_ttest_matches_scipy_pooled_variance() -> None:
+    a, b = [0.1, 0.4, 0.35, 0.8], [0.2, 0.25, 0.1]
+    expected = scipy_stats.ttest_ind(a, b, equal_var=True)
+    result = ttest(a, b)
+    assert result.statistic == pytest.approx(expected.statistic) and result.pvalue == pytest.approx(expected.pvalue)
+    assert result.statistic != pytest.approx(welch_ttest(a, b).statistic)
+
+
+def test_direction_matrix_counts_applicable_pairs_only() -> None:
+    """A target "no evidence" or a generated "no claim" has no direction to compare."""
+    pair = SummaryPair("r", "x", "y")
+    labels = FactualityLabels()
+    items = [
+        Assessment(pair, labels, "positive", "moderate", "positive", "weak"),
+        Assessment(pair, labels, "positive", "no evidence", "negative", "moderate"),
+        Assessment(pair, labels, "negative", "moderate", "positive", "no claim"),
+    ]
+    matrix = confusion_matrix(items, "direction")
+    assert sum(map(sum, matrix.counts)) == 1 and matrix.counts[0][0] == 1
+    assert matrix.not_applicable == 2 and matrix.missing == 0
+
+
+def test_copying_runs_over_every_summary_not_only_the_labelled_ones() -> None:
+    labelled = [make(i, True) for i in range(2)]
+    stock = "The results of this systematic review suggest that it helps."
+    unlabelled = [SummaryPair(f"u{i}", stock, "statins reduce mortality", background=stock) for i in range(3)]
+    report = analyze(labelled, pairs=[a.pair for a in labelled] + unlabelled)
+    assert report.n == 2 and report.n_copying == 5 and report.n_background == 3
+    assert [(o.opening, o.count, o.share) for o in report.openings] == [
+        ("the results of this systematic review suggest", 3, 0.6)
+    ]
+    assert report.rouge_background["rouge1"] == 1.0
+    custom = analyze(labelled, pairs=unlabelled, openings=["the results of this"])
+    assert [o.opening for o in custom.openings] == ["the results of this"]

@@ -55,14 +55,17 @@ def test_rouge_against_reference() -> None:
 def test_canned_openings_counted_once_per_text_and_configurable() -> None:
     texts = [
         "There is insufficient evidence to support X.",
-        "  there is   INSUFFICIENT evidence for Y",
+        "  there is   INSUFFICIENT evidence to support Y",
+        "The results of this systematic review suggest that Z works.",
+        "The is the first systematic review of W.",
         "This systematic review suggests that Z works.",
         "Z works.",
     ]
-    assert canned_opening(texts[1]) == "there is insufficient evidence"
+    assert canned_opening(texts[1]) == "there is insufficient evidence to support"
     counts = opening_counts(texts)
     assert [(c.opening, c.count, c.share) for c in counts] == [
-        ("there is insufficient evidence", 2, 0.5),
-        ("this systematic review suggests", 1, 0.25),
+        ("there is insufficient evidence to support", 2, 2 / 6),
+        ("the is the first systematic review", 1, 1 / 6),
+        ("the results of this systematic review suggest", 1, 1 / 6),
     ]
     assert [c.opening for c in opening_counts(texts, ["z works"])] == ["z works"]

@@ -20,11 +20,13 @@ from ._analysis import (
     human_assessments,
     label_accuracy,
     rouge_by_correctness,
+    ttest,
     welch_ttest,
 )
 from ._copying import CANNED_OPENINGS, OpeningCount, canned_opening, opening_counts, rouge
 from ._importers import (
     HumanLabels,
+    LabelMapping,
     SummaryPair,
     pair_summaries,
     pairs_from_run,
@@ -44,6 +46,8 @@ from ._judge import (
     label_claim,
     parse_reply,
 )
+from ._main_annotator import OVERALL_OF, TABLE1_CATEGORIES, MainAgreement, main_annotator_agreement
+from ._plot import FIGURE3_CATEGORIES, rouge_plot
 from ._schema import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
@@ -57,7 +61,7 @@ from ._schema import (
     normalize_direction,
     normalize_modality,
 )
-from ._tables import accuracy_table, agreement_table, confusion_table
+from ._tables import accuracy_table, agreement_table, confusion_table, main_agreement_table
 
 __all__ = [
     "Scheme",
@@ -65,8 +69,11 @@ __all__ = [
     "CANNED_OPENINGS",
     "DERIVED_CATEGORIES",
     "DIRECTIONS",
+    "FIGURE3_CATEGORIES",
     "LABEL_CATEGORIES",
     "MODALITIES",
+    "OVERALL_OF",
+    "TABLE1_CATEGORIES",
     "Agreement",
     "Assessment",
     "CategoryRate",
@@ -78,6 +85,8 @@ __all__ = [
     "FactualityReport",
     "HumanLabels",
     "LabelAccuracy",
+    "LabelMapping",
+    "MainAgreement",
     "Modality",
     "OpeningCount",
     "RougeComparison",
@@ -99,7 +108,9 @@ __all__ = [
     "human_assessments",
     "jaccard",
     "label_accuracy",
+    "main_agreement_table",
     "label_claim",
+    "main_annotator_agreement",
     "normalize_direction",
     "normalize_modality",
     "opening_counts",
@@ -112,5 +123,7 @@ __all__ = [
     "read_targets",
     "rouge",
     "rouge_by_correctness",
+    "rouge_plot",
+    "ttest",
     "welch_ttest",
 ]

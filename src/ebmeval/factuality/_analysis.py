@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from ..stats import (
 )
 from ._copying import ROUGE_TYPES, OpeningCount, opening_counts, rouge
 from ._importers import HumanLabels, SummaryPair, pairs_from_run, read_pairs
+
+if TYPE_CHECKING:
+    from ._main_annotator import MainAgreement
 from ._schema import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
@@ -31,6 +34,7 @@ from ._schema import (
     Direction,
     FactualityLabels,
     Modality,
+    direction_applies,
     normalize_direction,
     normalize_modality,
 )
@@ -146,25 +150,31 @@ class Confusion:
         labels: Row and column labels, in order.
         counts: ``counts[i][j]`` pairs with target ``labels[i]`` and generated ``labels[j]``.
         missing: Pairs where either side is unlabelled.
+        not_applicable: Direction only: pairs left out because a side's modality is "no evidence"
+            or "no claim" (direction is not defined there).
     """
 
     kind: str
     labels: tuple[str, ...]
     counts: tuple[tuple[int, ...], ...]
     missing: int
+    not_applicable: int = 0
 
 
 def confusion_matrix(assessments: Sequence[Assessment], kind: Literal["direction", "modality"]) -> Confusion:
     """Target × generated confusion matrix of direction or modality labels.
 
-    Direction rows only count pairs where both sides have a direction (i.e. neither side is
-    "no evidence" or "no claim").
+    The direction matrix counts only the pairs where direction is defined: neither side's
+    modality is "no evidence" or "no claim" (the others are counted in ``not_applicable``).
     """
     labels: tuple[str, ...] = DIRECTIONS if kind == "direction" else MODALITIES
     index = {label: i for i, label in enumerate(labels)}
     counts = [[0] * len(labels) for _ in labels]
-    missing = 0
+    missing = not_applicable = 0
     for a in assessments:
+        if kind == "direction" and not direction_applies(a.target_modality, a.generated_modality):
+            not_applicable += 1
+            continue
         t, g = (
             (a.target_direction, a.generated_direction)
             if kind == "direction"
@@ -174,15 +184,21 @@ def confusion_matrix(assessments: Sequence[Assessment], kind: Literal["direction
             missing += 1
             continue
         counts[index[t]][index[g]] += 1
-    return Confusion(kind=kind, labels=labels, counts=tuple(tuple(r) for r in counts), missing=missing)
+    return Confusion(
+        kind=kind,
+        labels=labels,
+        counts=tuple(tuple(r) for r in counts),
+        missing=missing,
+        not_applicable=not_applicable,
+    )
 
 
-def welch_ttest(a: Sequence[float], b: Sequence[float]) -> TestResult:
-    """Welch's two-sample t-test of mean(a) = mean(b) (unequal variances, two-sided).
+def ttest(a: Sequence[float], b: Sequence[float], *, welch: bool = False) -> TestResult:
+    """Two-sample two-sided t-test of mean(a) = mean(b): Student's (pooled variance) or Welch's.
 
-    t = (m_a - m_b) / sqrt(s_a²/n_a + s_b²/n_b), df = (s_a²/n_a + s_b²/n_b)² /
-    ((s_a²/n_a)²/(n_a - 1) + (s_b²/n_b)²/(n_b - 1)) (Welch-Satterthwaite), computed by
-    ``scipy.stats.ttest_ind(equal_var=False)``; ``value`` = m_a - m_b.
+    Student: t = (m_a - m_b) / (s_p sqrt(1/n_a + 1/n_b)), s_p² = ((n_a - 1)s_a² + (n_b - 1)s_b²) /
+    (n_a + n_b - 2), df = n_a + n_b - 2. Welch: t = (m_a - m_b) / sqrt(s_a²/n_a + s_b²/n_b) with the
+    Welch-Satterthwaite df. Computed by ``scipy.stats.ttest_ind(equal_var=not welch)``; ``value`` = m_a - m_b.
 
     Raises:
         StatsInputError: a group has fewer than 2 values or both have zero variance.
@@ -194,14 +210,19 @@ def welch_ttest(a: Sequence[float], b: Sequence[float]) -> TestResult:
         raise StatsInputError(f"each group needs at least 2 values, got {x.size} and {y.size}")
     if np.var(x, ddof=1) == 0.0 and np.var(y, ddof=1) == 0.0:
         raise StatsInputError("both groups have zero variance, so the t statistic is undefined")
-    result = scipy_stats.ttest_ind(x, y, equal_var=False)
+    result = scipy_stats.ttest_ind(x, y, equal_var=not welch)
     return TestResult(
         statistic=float(result.statistic),
         pvalue=float(result.pvalue),
         n=int(x.size + y.size),
-        method="Welch t-test",
+        method="Welch t-test" if welch else "Student t-test",
         value=float(np.mean(x) - np.mean(y)),
     )
+
+
+def welch_ttest(a: Sequence[float], b: Sequence[float]) -> TestResult:
+    """Welch's two-sample t-test (unequal variances, two-sided): :func:`ttest` with ``welch=True``."""
+    return ttest(a, b, welch=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +236,7 @@ class RougeComparison:
         n_incorrect: Summaries incorrect in it.
         mean_correct: Mean ROUGE of the correct ones (None when there are none).
         mean_incorrect: Mean ROUGE of the incorrect ones.
-        test: Welch's t-test of correct − incorrect, or None when undefined.
+        test: The t-test (Student's or Welch's) of correct − incorrect, or None when undefined.
         note: Why the test is missing.
     """
 
@@ -234,8 +255,13 @@ def rouge_by_correctness(
     scores: Sequence[Mapping[str, float]],
     metric: str = "rougeL",
     categories: Sequence[str] = ALL_CATEGORIES,
+    *,
+    welch: bool = False,
 ) -> list[RougeComparison]:
-    """Per category, Welch's t-test (:func:`welch_ttest`) of ROUGE between correct and incorrect summaries."""
+    """Per category, a t-test of ROUGE between correct and incorrect summaries.
+
+    The test is :func:`ttest`: Student's, as in the paper, or Welch's with ``welch``.
+    """
     if len(scores) != len(assessments):
         raise ValueError(f"{len(scores)} ROUGE scores for {len(assessments)} assessments")
     out = []
@@ -244,7 +270,7 @@ def rouge_by_correctness(
         wrong = [s[metric] for a, s in zip(assessments, scores, strict=True) if a.labels.value(category) is False]
         test, note = None, ""
         try:
-            test = welch_ttest(correct, wrong)
+            test = ttest(correct, wrong, welch=welch)
         except StatsInputError as exc:
             note = str(exc)
         out.append(
@@ -393,28 +419,32 @@ class FactualityReport:
     """All tables of one factuality analysis.
 
     Attributes:
-        n: Summaries analysed.
+        n: Summaries with labels (the correctness, confusion and t-test tables).
         rates: Correctness per category.
-        direction: Direction confusion matrix (target × generated).
+        direction: Direction confusion matrix (target × generated), applicable pairs only.
         modality: Modality confusion matrix.
+        n_copying: Summaries in the copying analysis (all summaries given, labelled or not).
         rouge_target: Mean ROUGE F of the generated summaries against their targets, by type.
         rouge_background: Mean ROUGE F against the background, where known, by type.
         n_background: Summaries with a background.
-        openings: Canned-opening frequencies of the generated summaries.
-        rouge_tests: Welch t-tests of ROUGE between correct and incorrect summaries.
-        agreement: Agreement tables, by title.
+        openings: Stock-phrase frequencies of the generated summaries.
+        rouge_tests: t-tests of ROUGE-1, -2 and -L between correct and incorrect summaries.
+        agreement: Multi-rater agreement tables, by title.
+        main_agreement: The Table 1 protocol (agreement with the main annotator), when asked for.
     """
 
     n: int
     rates: list[CategoryRate]
     direction: Confusion
     modality: Confusion
+    n_copying: int
     rouge_target: dict[str, float]
     rouge_background: dict[str, float]
     n_background: int
     openings: list[OpeningCount]
     rouge_tests: list[RougeComparison]
     agreement: dict[str, list[Agreement]] = field(default_factory=dict)
+    main_agreement: list[MainAgreement] = field(default_factory=list)
 
     def to_markdown(self) -> str:
         """The report as Markdown tables."""
@@ -426,9 +456,11 @@ class FactualityReport:
 def analyze(
     assessments: Sequence[Assessment],
     *,
-    rouge_metric: str = "rougeL",
+    pairs: Sequence[SummaryPair] | None = None,
+    welch: bool = False,
     openings: Sequence[str] | None = None,
     agreement_raters: Mapping[str, Mapping[str, Mapping[str, FactualityLabels]]] | None = None,
+    main_annotator: str | None = None,
     level: float = 0.95,
     seed: int = 0,
 ) -> FactualityReport:
@@ -436,29 +468,44 @@ def analyze(
 
     Args:
         assessments: Pairs with their labels.
-        rouge_metric: ROUGE type used in the t-tests.
-        openings: Canned openings to count (default :data:`CANNED_OPENINGS`).
+        pairs: Every summary for the copying analysis (ROUGE against target and background,
+            stock phrases), labelled or not; default: the assessed pairs.
+        welch: Welch's instead of Student's t-test for ROUGE of correct vs incorrect summaries.
+        openings: Stock phrases to count (default :data:`CANNED_OPENINGS`, the paper's three).
         agreement_raters: Agreement tables to compute, by title: ``{title: {rater: {review_id: labels}}}``.
+        main_annotator: With ``agreement_raters["annotators"]``, also the Table 1 protocol against
+            this annotator (:func:`~ebmeval.factuality.main_annotator_agreement`).
         level: Confidence level of the rate intervals.
         seed: Bootstrap seed.
     """
     from ._copying import CANNED_OPENINGS
+    from ._main_annotator import main_annotator_agreement
 
-    generated = [a.pair.generated for a in assessments]
-    to_target = rouge(generated, [a.pair.target for a in assessments]) if assessments else []
-    with_bg = [a for a in assessments if a.pair.background]
-    to_background = rouge([a.pair.generated for a in with_bg], [a.pair.background or "" for a in with_bg])
+    every = list(pairs) if pairs is not None else [a.pair for a in assessments]
+    to_target = rouge([p.generated for p in every], [p.target for p in every])
+    with_bg = [p for p in every if p.background]
+    to_background = rouge([p.generated for p in with_bg], [p.background or "" for p in with_bg])
+    raters = agreement_raters or {}
+    main: list[MainAgreement] = []
+    if main_annotator is not None:
+        if "annotators" not in raters:
+            raise UsageError("the main-annotator protocol needs the labels of two or more annotators")
+        main = main_annotator_agreement(raters["annotators"], main_annotator)
+    assessed = rouge([a.pair.generated for a in assessments], [a.pair.target for a in assessments])
+    tests = [t for m in ROUGE_TYPES for t in rouge_by_correctness(assessments, assessed, m, welch=welch)]
     return FactualityReport(
         n=len(assessments),
         rates=correctness_rates(assessments, level=level, seed=seed),
         direction=confusion_matrix(assessments, "direction"),
         modality=confusion_matrix(assessments, "modality"),
+        n_copying=len(every),
         rouge_target=_means(to_target),
         rouge_background=_means(to_background),
         n_background=len(with_bg),
-        openings=opening_counts(generated, CANNED_OPENINGS if openings is None else openings),
-        rouge_tests=rouge_by_correctness(assessments, to_target, rouge_metric) if assessments else [],
-        agreement={title: binary_agreement(raters) for title, raters in (agreement_raters or {}).items()},
+        openings=opening_counts([p.generated for p in every], CANNED_OPENINGS if openings is None else openings),
+        rouge_tests=tests if assessments else [],
+        agreement={title: binary_agreement(r) for title, r in raters.items()},
+        main_agreement=main,
     )
 
 

@@ -3,10 +3,12 @@
 Files:
 
 * generated summaries: CSV with ``ReviewID`` and ``Generated`` columns (the MSLR submission
-  format; an unnamed index column is allowed and ``<s>``/``</s>`` markers are removed), or JSONL
-  objects with ``review_id`` and ``generated``;
+  format; an unnamed index column is allowed), or JSONL objects with ``review_id`` and ``generated``;
 * targets: CSV with ``ReviewID`` and ``Target`` and optionally ``Background`` (the MSLR and
   RCT-summarization target files), or JSONL with ``review_id``, ``target`` and ``background``;
+
+  from every text the MSLR markup is removed: ``<s>``/``</s>`` and the section and PICO tags
+  (``<background>``, ``<pop>``, ``<int>``, ``<out>`` and their closing tags, :data:`MSLR_TAGS`);
 * human labels: CSV with ``ReviewID`` and one column per category and annotator, named
   ``<category>__<annotator>`` (e.g. ``population__ann1``). Binary categories take
   ``1/0/yes/no/true/false`` and the label categories (``target_direction`` …) a direction or
@@ -17,10 +19,10 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from .._util.errors import DataError
 from ..tasks import read_jsonl
@@ -28,11 +30,15 @@ from ._schema import (
     BINARY_CATEGORIES,
     LABEL_CATEGORIES,
     FactualityLabels,
+    direction_agrees,
     normalize_direction,
     normalize_modality,
 )
 
-_MARKERS = re.compile(r"</?s>")
+MSLR_TAGS: Final[tuple[str, ...]] = ("s", "background", "pop", "int", "out")
+"""Markup of the MSLR files, removed from every text read (opening and closing tags)."""
+
+_MARKERS = re.compile(r"\s*</?(?:" + "|".join(MSLR_TAGS) + r")>\s*")
 _TRUE = {"1", "yes", "true", "y", "correct"}
 _FALSE = {"0", "no", "false", "n", "incorrect"}
 
@@ -54,14 +60,14 @@ class SummaryPair:
     background: str | None = None
 
 
-def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, row) of a CSV file with the ``required`` columns."""
+def _csv_rows(path: Path, required: tuple[str, ...], delimiter: str = ",") -> Iterator[tuple[int, dict[str, str]]]:
+    """(line number, row) of a CSV file (or a TSV file, with a tab ``delimiter``) with the ``required`` columns."""
     try:
         handle = path.open(encoding="utf-8", newline="")
     except OSError as exc:
         raise DataError(path, f"cannot read: {exc.strerror}") from None
     with handle:
-        reader = csv.DictReader(handle)
+        reader = csv.DictReader(handle, delimiter=delimiter)
         try:
             columns = reader.fieldnames or []
             for name in required:
@@ -122,16 +128,21 @@ def read_targets(path: str | Path) -> dict[str, tuple[str, str | None]]:
         for line, record in _jsonl_rows(source):
             target = _text(record, "target", source, line) or ""
             background = _text(record, "background", source, line, optional=True)
-            _add(out, str(record.get("review_id", "")), (target.strip(), background), source, line)
+            _add(out, str(record.get("review_id", "")), (_clean(target), _clean_optional(background)), source, line)
     else:
         for line, row in _csv_rows(source, ("ReviewID", "Target")):
-            background = row.get("Background") or None
-            _add(out, row["ReviewID"], (row["Target"].strip(), background), source, line)
+            _add(out, row["ReviewID"], (_clean(row["Target"]), _clean_optional(row.get("Background"))), source, line)
     return out
 
 
 def _clean(text: str) -> str:
-    return _MARKERS.sub("", text).strip()
+    """``text`` without the :data:`MSLR_TAGS` markup (a tag becomes one space) and outer whitespace."""
+    return _MARKERS.sub(" ", text).strip()
+
+
+def _clean_optional(text: str | None) -> str | None:
+    cleaned = _clean(text) if text else ""
+    return cleaned or None
 
 
 def pair_summaries(generated: dict[str, str], targets: dict[str, tuple[str, str | None]]) -> list[SummaryPair]:
@@ -182,7 +193,7 @@ class HumanLabels:
 
     Attributes:
         path: The file they came from.
-        annotators: Annotator names in column order.
+        annotators: Annotator names in the order first seen.
         binary: ``binary[annotator][review_id]`` is that annotator's :class:`FactualityLabels`.
         labels: ``labels[annotator][review_id][category]`` holds the direction and modality labels
             (``target_direction`` …) where the file has them.
@@ -192,6 +203,108 @@ class HumanLabels:
     annotators: list[str] = field(default_factory=list)
     binary: dict[str, dict[str, FactualityLabels]] = field(default_factory=dict)
     labels: dict[str, dict[str, dict[str, str | None]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelMapping:
+    """How to read a labels file written by another tool.
+
+    Attributes:
+        columns: Our names → the file's column names: ``review`` (default ``ReviewID``),
+            ``annotator`` (a column naming the annotator: one row per review and annotator) and
+            any category (``population``, ``target_direction`` …). Without an ``annotator``
+            column the file is wide: ``<category>__<annotator>`` columns.
+        values: A cell's text (whitespace stripped, case ignored) → what it means: ``yes``/``no``
+            (or ``1``/``0``) for a binary category, a direction or modality name for a label
+            category, or an empty string for a missing label (e.g. ``{"2: Yes": "yes", "n/a": ""}``).
+            Cells not listed are read as they are.
+        system: For an annotation-study export holding several systems, the one to read.
+    """
+
+    columns: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, str] = field(default_factory=dict)
+    system: str | None = None
+
+    def value(self, cell: str) -> str:
+        """``cell`` as :attr:`values` maps it (unlisted: stripped)."""
+        text = cell.strip()
+        folded = {k.strip().lower(): v for k, v in self.values.items()}
+        return folded.get(text.lower(), text)
+
+
+EXPORT_COLUMNS: Final[tuple[str, ...]] = ("study", "form", "item", "annotator", "field", "system", "raw")
+"""The columns of an ``ebmeval annotate export`` CSV that the reader uses (one row per answer)."""
+
+_Cell = tuple[int, str, str, str, str]
+"""(line, review id, annotator, category, cell text)."""
+
+
+def _delimiter(path: Path) -> str:
+    return "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            return next(csv.reader(handle, delimiter=_delimiter(path)), [])
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(path, f"not UTF-8 text ({exc.reason})", line=1) from None
+
+
+def _check_category(path: Path, category: str, column: str) -> None:
+    if category not in BINARY_CATEGORIES and category not in LABEL_CATEGORIES:
+        known = ", ".join(BINARY_CATEGORIES + LABEL_CATEGORIES)
+        raise DataError(path, f"unknown category (known: {known})", line=1, field=column)
+
+
+def _wide_cells(path: Path, header: list[str], review: str) -> Iterator[_Cell]:
+    """Cells of a file with ``<category>__<annotator>`` columns."""
+    columns: list[tuple[str, str, str]] = []
+    for column in header:
+        if column in (review, ""):
+            continue
+        category, sep, annotator = column.partition("__")
+        if not sep or not annotator:
+            raise DataError(path, "column must be named <category>__<annotator>", line=1, field=column)
+        _check_category(path, category, column)
+        columns.append((column, category, annotator))
+    seen: dict[str, None] = {}
+    for line, row in _csv_rows(path, (review,), _delimiter(path)):
+        _add(seen, row[review].strip(), None, path, line)
+        for column, category, annotator in columns:
+            yield line, row[review].strip(), annotator, category, row[column] or ""
+
+
+def _long_cells(path: Path, columns: Mapping[str, str]) -> Iterator[_Cell]:
+    """Cells of a file with one row per review and annotator."""
+    review, annotator = columns.get("review", "ReviewID"), columns["annotator"]
+    categories = {c: column for c, column in columns.items() if c not in ("review", "annotator")}
+    for category, column in categories.items():
+        _check_category(path, category, column)
+    seen: dict[str, None] = {}
+    for line, row in _csv_rows(path, (review, annotator, *categories.values()), _delimiter(path)):
+        who = row[annotator].strip()
+        _add(seen, f"{row[review].strip()}\t{who}", None, path, line)
+        for category, column in categories.items():
+            yield line, row[review].strip(), who, category, row[column] or ""
+
+
+def _export_cells(path: Path, system: str | None) -> Iterator[_Cell]:
+    """Cells of an ``ebmeval annotate export`` CSV of a ``factuality`` study."""
+    rows = list(_csv_rows(path, EXPORT_COLUMNS, ","))
+    systems = sorted({row["system"] for _, row in rows})
+    if system is None and len(systems) > 1:
+        raise DataError(path, f"the study rated several systems ({', '.join(systems)}); name one", field="system")
+    if system is not None and system not in systems:
+        raise DataError(path, f"no such system (systems: {', '.join(systems)})", field="system", value=system)
+    for line, row in rows:
+        if row["form"] != "factuality":
+            raise DataError(path, "not a factuality study", line=line, field="form", value=row["form"])
+        if system is None or row["system"] == system:
+            _check_category(path, row["field"], "field")
+            yield line, row["item"].strip(), row["annotator"].strip(), row["field"], row["raw"]
 
 
 def _binary(cell: str, path: Path, line: int, column: str) -> bool | None:
@@ -220,44 +333,58 @@ def _label(category: str, cell: str, path: Path, line: int, column: str) -> str 
     return value
 
 
-def read_human_labels(path: str | Path) -> HumanLabels:
-    """Human labels from a CSV with ``ReviewID`` and ``<category>__<annotator>`` columns.
+def _derived(values: dict[str, bool | None], labels: Mapping[str, str | None]) -> dict[str, bool | None]:
+    """``values`` with direction and modality agreement taken from the side labels where not given."""
+    t_dir = normalize_direction(labels.get("target_direction"))
+    g_dir = normalize_direction(labels.get("generated_direction"))
+    t_mod = normalize_modality(labels.get("target_modality"))
+    g_mod = normalize_modality(labels.get("generated_modality"))
+    out = dict(values)
+    if out.get("direction") is None:
+        out["direction"] = direction_agrees(t_dir, g_dir, t_mod, g_mod)
+    if out.get("modality") is None and t_mod is not None and g_mod is not None:
+        out["modality"] = t_mod == g_mod
+    return out
+
+
+def read_human_labels(path: str | Path, mapping: LabelMapping | None = None) -> HumanLabels:
+    """Human labels from a CSV or TSV file (``.tsv``/``.tab``: tab-separated).
+
+    Three layouts: ``ReviewID`` and ``<category>__<annotator>`` columns (the default); one row per
+    review and annotator when ``mapping.columns`` names an ``annotator`` column; and the export of
+    an annotation study with the ``factuality`` form (``ebmeval annotate export``), recognised by its
+    columns. Cells are first translated by ``mapping.values``. Where direction or modality
+    agreement is not given, it is derived from the side labels (direction only where neither side
+    is "no evidence" or "no claim").
 
     Raises ``DataError`` (with file and line) for an unknown category, a column without an
     annotator, a duplicate review id or a cell that is not a valid value.
     """
     source = Path(path)
+    how = mapping or LabelMapping()
+    header = _header(source)
+    cells: Iterator[_Cell]
+    if all(c in header for c in EXPORT_COLUMNS):
+        cells = _export_cells(source, how.system)
+    elif "annotator" in how.columns:
+        cells = _long_cells(source, how.columns)
+    else:
+        cells = _wide_cells(source, header, how.columns.get("review", "ReviewID"))
     result = HumanLabels(path=str(source))
-    columns: list[tuple[str, str, str]] = []
-    rows = _csv_rows(source, ("ReviewID",))
-    first = next(rows, None)
-    with source.open(encoding="utf-8", newline="") as handle:
-        header = next(csv.reader(handle), [])
-    for column in header:
-        if column in ("ReviewID", ""):
-            continue
-        category, sep, annotator = column.partition("__")
-        if not sep or not annotator:
-            raise DataError(source, "column must be named <category>__<annotator>", line=1, field=column)
-        if category not in BINARY_CATEGORIES and category not in LABEL_CATEGORIES:
-            known = ", ".join(BINARY_CATEGORIES + LABEL_CATEGORIES)
-            raise DataError(source, f"unknown category (known: {known})", line=1, field=column)
-        columns.append((column, category, annotator))
+    binary: dict[tuple[str, str], dict[str, bool | None]] = {}
+    for line, review, annotator, category, cell in cells:
         if annotator not in result.annotators:
             result.annotators.append(annotator)
-    seen: dict[str, None] = {}
-    for line, row in ([first] if first else []) + list(rows):
-        review = row["ReviewID"].strip()
-        _add(seen, review, None, source, line)
-        binary: dict[str, dict[str, bool | None]] = {a: {} for a in result.annotators}
-        for column, category, annotator in columns:
-            cell = row.get(column) or ""
-            if category in BINARY_CATEGORIES:
-                binary[annotator][category] = _binary(cell, source, line, column)
-            else:
-                label = _label(category, cell, source, line, column)
-                result.labels.setdefault(annotator, {}).setdefault(review, {})[category] = label
-        for annotator, values in binary.items():
-            if any(v is not None for v in values.values()):
-                result.binary.setdefault(annotator, {})[review] = FactualityLabels(**values)
+        column = how.columns.get(category, f"{category}__{annotator}")
+        text = how.value(cell)
+        if category in BINARY_CATEGORIES:
+            binary.setdefault((annotator, review), {})[category] = _binary(text, source, line, column)
+        else:
+            label = _label(category, text, source, line, column)
+            result.labels.setdefault(annotator, {}).setdefault(review, {})[category] = label
+            binary.setdefault((annotator, review), {})
+    for (annotator, review), values in binary.items():
+        values = _derived(values, result.labels.get(annotator, {}).get(review, {}))
+        if any(v is not None for v in values.values()):
+            result.binary.setdefault(annotator, {})[review] = FactualityLabels(**values)
     return result

@@ -53,12 +53,14 @@ LABEL_CATEGORIES: Final[tuple[str, ...]] = (
 
 _DIRECTION_WORDS: Final[dict[str, Direction]] = {
     "positive": "positive",
+    "positive effect": "positive",
     "increase": "positive",
     "increased": "positive",
     "significantly increased": "positive",
     "significantly increase": "positive",
     "beneficial": "positive",
     "negative": "negative",
+    "negative effect": "negative",
     "decrease": "negative",
     "decreased": "negative",
     "significantly decreased": "negative",
