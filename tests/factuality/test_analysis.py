@@ -119,29 +119,64 @@ def test_cli_analyze_from_files(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
     out = tmp_path / "report.md"
     args = ["factuality", "analyze", "--generated", str(tmp_path / "g.csv"), "--targets", str(tmp_path / "t.csv")]
-    done = ebmeval(*args, "--human", str(tmp_path / "h.csv"), "--annotator", "ann1", "--out", str(out), cwd=tmp_path)
+    args += ["--human", str(tmp_path / "h.csv"), "--main-annotator", "ann1", "--plot", str(tmp_path / "rouge1.png")]
+    done = ebmeval(*args, "--out", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert text in done.stdout
     assert "Summaries analysed: 3." in text and "### Agreement: annotators" in text
     assert "| direction | 3 | 0.667 |" in text
+    assert "### Agreement with the main annotator ann1 (Table 1 protocol)" in text
+    assert "| % agreement (mean over annotators) | 0.667 | 0.667 | 0.667 | — | — | — | 0.667 | 0.667 |" in text
+    assert (tmp_path / "rouge1.png").read_bytes().startswith(b"\x89PNG")
     missing = ebmeval("factuality", "analyze", "--generated", str(tmp_path / "g.csv"), cwd=tmp_path)
     assert missing.returncode == 2 and "needs --generated" in missing.stderr and "Traceback" not in missing.stderr
 
 
 def test_cli_run_reads_task_options_like_every_other_command(tmp_path: Path) -> None:
     store = str(tmp_path / "runs.sqlite")
-    args = ["factuality", "--store", store, "run", "factuality/evidence-inference", "--arg", "order_seed=01"]
-    done = ebmeval(*args, "--model", "scripted:Change: increased", "--limit", "2", cwd=tmp_path)
+    args = ["factuality", "--store", store, "run", "factuality/evidence-inference", "--task-arg", "order_seed=01"]
+    args += ["--model", "scripted:Change: increased", "--model-arg", "max_concurrency=2", "--concurrency", "2"]
+    done = ebmeval(*args, "--limit", "2", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "2/2 done, 0 errors" in done.stdout
     (run,) = RunStore(store).list_runs()
-    assert run.config["task_args"]["order_seed"] == 1
-    bad = ebmeval("factuality", "run", "factuality/evidence-inference", "--arg", "order_seed", cwd=tmp_path)
+    assert run.config["task_args"]["order_seed"] == 1 and run.config["concurrency"] == 2
+    bad = ebmeval("factuality", "run", "factuality/evidence-inference", "--task-arg", "order_seed", cwd=tmp_path)
     assert bad.returncode == 2 and "expected KEY=VALUE" in bad.stderr and "Traceback" not in bad.stderr
+    bad = ebmeval("factuality", "run", "factuality/m3-conclusions", "--role-arg", "judge:timeout=5", cwd=tmp_path)
+    assert bad.returncode == 2 and "for a role given by --role" in bad.stderr
+
+
+def test_cli_validate_and_analyze_take_run_prefixes_and_refuse_unknown_runs(tmp_path: Path) -> None:
+    """``validate --run PREFIX`` printed an empty table and a nonexistent run exited 0."""
+    store = str(tmp_path / "runs.sqlite")
+    for seed in ("1", "2"):
+        args = [
+            "factuality",
+            "--store",
+            store,
+            "run",
+            "factuality/evidence-inference",
+            "--task-arg",
+            f"order_seed={seed}",
+        ]
+        done = ebmeval(*args, "--model", "scripted:Change: increased", "--limit", "2", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    runs = [r.run_id for r in RunStore(store).list_runs()]
+    done = ebmeval("factuality", "--store", store, "validate", "--run", runs[0][:5], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"| {runs[0]} | direction | 2 |" in done.stdout
+    missing = ebmeval("factuality", "--store", store, "validate", "--run", "ffffffff", cwd=tmp_path)
+    assert missing.returncode == 2 and "no run 'ffffffff'" in missing.stderr and "Traceback" not in missing.stderr
+    missing = ebmeval("factuality", "--store", store, "analyze", "--run", "ffffffff", cwd=tmp_path)
+    assert missing.returncode == 2 and "no run 'ffffffff'" in missing.stderr
+    nostore = ebmeval("factuality", "--store", str(tmp_path / "none.db"), "validate", "--run", "abcd", cwd=tmp_path)
+    assert nostore.returncode == 2 and "no run store" in nostore.stderr
 
 
 def test_rouge_tests_are_student_on_rouge1_2_and_l_with_welch_as_an_option() -> None:
+    """The tests were Welch's on ROUGE-L only; the paper uses Student's t on ROUGE-1, -2 and -L."""
     words = ["statins", "reduce", "mortality", "in", "adults", "with", "heart", "disease"]
     items = [
         Assessment(SummaryPair(f"r{i}", " ".join(words[: i + 1]), " ".join(words)), make(i, i % 2 == 0).labels)

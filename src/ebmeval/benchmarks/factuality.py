@@ -8,12 +8,15 @@
   significantly decreased → negative, no significant difference → no effect.
 * ``factuality/m3-conclusions``: write a review conclusion from the trial evidence sentences of an
   M3 review; graded against the review's conclusion by ``judge/factuality``.
+* ``factuality/summaries``: summaries generated elsewhere (a file), graded by ``judge/factuality``
+  against targets from a file or from another task's samples; no model writes anything.
 
 Data card: ``docs/tasks/factuality.md``; data built by ``scripts/build_factuality_data.py``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -227,6 +230,78 @@ def m3_conclusions(order_seed: int | None = 0, judge_max_tokens: int = 160) -> T
         workflow=ConclusionWriter(),
         scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
         generate_config=GenerateConfig(temperature=0.0, max_tokens=120),
+        roles=("judge",),
+    )
+
+
+class GivenSummary:
+    """Workflow of externally generated summaries: the output is ``sample.metadata["generated"]``."""
+
+    name = "given-summary"
+
+    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
+        """The summary read from the file; no model is called."""
+        return WorkflowResult(output=str(sample.metadata["generated"]))
+
+
+def _file_digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror}") from None
+
+
+def _given_samples(generated: dict[str, str], targets: str | None, source: str | None) -> list[Sample]:
+    """A sample per generated summary, its target from the ``targets`` file or the ``source`` task."""
+    from ..factuality import pair_summaries, read_targets
+    from ..tasks import create_task
+
+    if (targets is None) == (source is None):
+        raise ConfigError("targets/source", "give exactly one: a targets file or a source task")
+    if targets is not None:
+        pairs = pair_summaries(generated, read_targets(targets))
+        return [
+            Sample(
+                id=p.review_id,
+                input="",
+                target=p.target,
+                metadata={"background": p.background, "generated": p.generated},
+            )
+            for p in pairs
+        ]
+    known = {sample.id: sample for sample in create_task(str(source)).dataset}
+    unknown = [review for review in generated if review not in known]
+    if unknown:
+        raise DataError("generated", f"{len(unknown)} ids are not samples of {source}", value=unknown[:5])
+    return [
+        known[review].model_copy(update={"metadata": {**known[review].metadata, "generated": text}})
+        for review, text in generated.items()
+    ]
+
+
+@task("factuality/summaries")
+def given_summaries(
+    generated: str, targets: str | None = None, source: str | None = None, judge_max_tokens: int = 160
+) -> Task:
+    """Summaries generated elsewhere, judged by ``judge/factuality`` (role ``judge``) against their targets.
+
+    Args:
+        generated: The summaries: an MSLR CSV (``ReviewID,Generated``) or JSONL (``review_id`` and
+            ``generated``, or ``id`` and ``output`` as for ``ebmeval score --predictions``).
+        targets: A targets file (CSV ``ReviewID,Target[,Background]`` or JSONL).
+        source: Instead of ``targets``, a task whose samples (by id) hold the targets.
+        judge_max_tokens: Most tokens per judge reply.
+    """
+    from ..factuality import read_generated
+
+    samples = _given_samples(read_generated(generated), targets, source)
+    digests = [_file_digest(generated)] + ([_file_digest(targets)] if targets else [])
+    return Task(
+        name="factuality/summaries",
+        dataset=samples,
+        workflow=GivenSummary(),
+        scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
+        version="1+" + "+".join(digests),
         roles=("judge",),
     )
 

@@ -199,13 +199,23 @@ def score(
     task_arg: Annotated[
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
     ] = None,
+    role: Annotated[
+        list[str] | None, typer.Option("--role", help="Model for a scorer's role, ROLE=SPEC (judge=SPEC).")
+    ] = None,
+    role_arg: Annotated[
+        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Score predictions made elsewhere with a task's parser and scorers."""
+    """Score predictions made elsewhere with a task's parser and scorers (judges: --role judge=SPEC)."""
+    from ..models import ResponseCache, get_model
     from ..scorers import score_predictions
     from ..tasks import create_task
 
-    result = score_predictions(create_task(task, **key_values(task_arg, "--task-arg")), predictions)
+    cache = ResponseCache()
+    models = {name: get_model(r["model"], cache=cache, **r["args"]) for name, r in role_models(role, role_arg).items()}
+    built = create_task(task, **key_values(task_arg, "--task-arg"))
+    result = score_predictions(built, predictions, models=models)
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return

@@ -107,13 +107,18 @@ def _add(seen: dict[str, Any], key: str, value: Any, path: Path, line: int) -> N
 
 
 def read_generated(path: str | Path) -> dict[str, str]:
-    """Generated summaries by review id from an MSLR CSV (``ReviewID,Generated``) or JSONL file."""
+    """Generated summaries by review id from an MSLR CSV (``ReviewID,Generated``) or a JSONL file.
+
+    JSONL lines hold ``review_id`` and ``generated``, or ``id`` and ``output`` (the predictions
+    format of ``ebmeval score``).
+    """
     source = Path(path)
     out: dict[str, str] = {}
     if source.suffix == ".jsonl":
         for line, record in _jsonl_rows(source):
-            review = str(record.get("review_id", ""))
-            _add(out, review, _clean(_text(record, "generated", source, line) or ""), source, line)
+            keys = ("review_id", "generated") if "review_id" in record else ("id", "output")
+            review = str(record.get(keys[0], ""))
+            _add(out, review, _clean(_text(record, keys[1], source, line) or ""), source, line)
     else:
         for line, row in _csv_rows(source, ("ReviewID", "Generated")):
             _add(out, row["ReviewID"], _clean(row["Generated"]), source, line)

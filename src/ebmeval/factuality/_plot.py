@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from .._util.errors import MissingDependencyError
 from ._analysis import Assessment
 
 FIGURE3_CATEGORIES: Final[tuple[str, ...]] = ("pico", "direction", "modality", "factually_correct")
@@ -25,9 +27,13 @@ def rouge_plot(
     Raises:
         MissingDependencyError: matplotlib is not installed.
     """
-    from ..report._plots import _png, _pyplot
+    try:
+        import matplotlib
 
-    plt = _pyplot()
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingDependencyError("The ROUGE plot", "matplotlib", "report") from exc
     figure, axes = plt.subplots(1, len(categories), figsize=(2.4 * len(categories), 3.2), sharey=True, squeeze=False)
     for axis, category in zip(axes[0], categories, strict=True):
         groups = [
@@ -39,4 +45,7 @@ def rouge_plot(
         axis.set_title(category, fontsize=9)
         axis.spines[["top", "right"]].set_visible(False)
     axes[0][0].set_ylabel(f"{metric} F")
-    return _png(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()

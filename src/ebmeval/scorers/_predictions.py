@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._util.errors import DataError
+from .._util.errors import DataError, UsageError
 from ..models import Model
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Task, read_jsonl
 
@@ -52,7 +52,15 @@ def read_predictions(path: str | Path) -> list[tuple[int, str, str, bool]]:
 async def ascore_predictions(
     task: Task, path: str | Path, *, models: Mapping[str, Model] | None = None
 ) -> dict[str, Any]:
-    """Score the predictions in ``path`` with ``task``'s parser and scorers (see :func:`score_predictions`)."""
+    """Score the predictions in ``path`` with ``task``'s parser and scorers (see :func:`score_predictions`).
+
+    Raises:
+        UsageError: a role the task declares (``judge`` …) has no model in ``models``.
+    """
+    missing = [role for role in task.roles if role not in (models or {})]
+    if missing:
+        given = ", ".join(f"--role {role}=SPEC" for role in missing)
+        raise UsageError(f"the scorers of {task.name} need a model for {', '.join(missing)}: give {given}")
     samples: dict[str, Sample] = {sample.id: sample for sample in task.dataset}
     rows = read_predictions(path)
     unknown = [ident for _, ident, _, _ in rows if ident not in samples]

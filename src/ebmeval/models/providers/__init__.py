@@ -3,6 +3,6 @@
 Each provider module imports its heavy dependencies only when a model is built.
 """
 
-from . import baseline, llamacpp, openai_compatible, scripted
+from . import baseline, external, llamacpp, openai_compatible, scripted
 
-__all__ = ["baseline", "llamacpp", "openai_compatible", "scripted"]
+__all__ = ["baseline", "external", "llamacpp", "openai_compatible", "scripted"]
