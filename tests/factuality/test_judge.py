@@ -90,3 +90,13 @@ async def test_judge_unparseable_compare_gives_none_and_keeps_raw() -> None:
     verdict = await judge.judge(ctx, "A works.", "A works.")
     assert verdict.labels.population is None and verdict.labels.pico is None
     assert verdict.labels.direction is True and verdict.compare_raw == ("garbage", "more garbage")
+
+
+async def test_the_intervention_question_leaves_the_comparator_out_as_the_paper_does() -> None:
+    """The paper omits Comparison (footnote 2); the judge asked for "the same intervention (and comparator)"."""
+    label = '{"direction": "positive", "modality": "moderate"}'
+    ctx, api = ctx_with([label, label, COMPARE_OK])
+    await FactualityJudge().judge(ctx, "Statins reduce mortality.", "Statins lower mortality.")
+    compare = api.requests[2][0][-1].content
+    assert compare.startswith("You compare") and "intervention: the same intervention" in compare
+    assert "comparator" not in compare.lower()

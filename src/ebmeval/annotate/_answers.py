@@ -61,8 +61,8 @@ class Rating:
         opponent: For pairwise preferences, the other system shown; else None.
         slot: Where the candidate was shown (0-based).
         raw: The stored answer.
-        value: Numeric value: the scale point, 1/0 for yes/no, and for a pairwise preference 1 if the
-            system won, 0 if it lost and 0.5 for "neither".
+        value: Numeric value: the scale point, 1/0 for yes/no, a choice's position among the field's
+            options, and for a pairwise preference 1 if the system won, 0 if it lost and 0.5 for "neither".
         seconds: Time from opening the task to completing it, None while not completed.
         answered_at: Last save, ISO 8601.
         revisions: How many times the answer was saved.
@@ -81,6 +81,12 @@ class Rating:
     revisions: int
 
 
+def _value(form: Form, field: str, raw: str) -> float:
+    """The number of an answer: the scale point or 1/0, and a choice's position among its options."""
+    f = form.field(field)
+    return float(f.options.index(raw)) if f.kind == "choice" else float(raw)
+
+
 def study_ratings(session: Session, study: Study) -> list[Rating]:
     """Every answer of the study resolved to systems, ordered by annotator, task and field."""
     rows = session.execute(
@@ -89,6 +95,7 @@ def study_ratings(session: Session, study: Study) -> list[Rating]:
         .where(Annotator.study_id == study.id)
         .order_by(Annotator.id, Assignment.position)
     ).all()
+    form = study_form(study)
     out: list[Rating] = []
     for assignment, name in rows:
         shown = {s.public_id: s for s in assignment.shown}
@@ -124,11 +131,8 @@ def study_ratings(session: Session, study: Study) -> list[Rating]:
                     )
             else:
                 s = shown[answer.target]
-                out.append(
-                    Rating(
-                        system=s.candidate.system.name, opponent=None, slot=s.slot, value=float(answer.value), **common
-                    )
-                )
+                value = _value(form, answer.field, answer.value)
+                out.append(Rating(system=s.candidate.system.name, opponent=None, slot=s.slot, value=value, **common))
     return out
 
 

@@ -99,20 +99,63 @@ def _rubric() -> Form:
     )
 
 
+FACTUALITY_DIRECTIONS = ("positive effect", "negative effect", "no effect", "n/a")
+"""The paper's direction labels, and ``n/a`` where the statement makes no claim or finds no evidence."""
+
+FACTUALITY_MODALITIES = ("strong claim", "moderate claim", "weak claim", "no evidence", "no claim")
+"""The paper's modality labels."""
+
+
 def _factuality() -> Form:
-    questions = {
-        "pico": "Population, intervention, comparator and outcomes agree with the reference",
-        "direction": "The direction of the effect agrees with the reference",
-        "modality": "The certainty of the claims (modality) matches the reference",
-        "grammar": "The text is grammatical",
-        "lexical": "No wrong terms, drug names or numbers",
-        "non_redundancy": "No needless repetition",
+    """The schema of the summary-factuality paper: P, I and O separately, direction and modality of each side, fluency.
+
+    Comparison is left out, as in the paper. Direction and modality agreement follow from the side
+    labels (``ebmeval factuality analyze`` derives them); direction only where neither side is
+    "no evidence" or "no claim".
+    """
+    yes_no = {"1": "yes", "0": "no"}
+    concept = "the same {} as the target? A broader or narrower one is an error."
+    binary = {
+        "population": "Population: " + concept.format("patient population"),
+        "intervention": "Intervention: " + concept.format("intervention (or exposure)"),
+        "outcome": "Outcome: " + concept.format("outcome"),
     }
+    fluency = {
+        "grammar": "Grammar: is the generated summary grammatical?",
+        "lexical": "Lexical: are its words spelled and used correctly?",
+        "non_redundancy": "Non-redundancy: is it free of repetitions?",
+    }
+    directions = {
+        "positive effect": "the intervention is beneficial or the best option",
+        "negative effect": "harmful, or the most undesired option",
+        "no effect": "no difference, or no best option can be identified",
+        "n/a": "the statement finds no evidence or makes no claim",
+    }
+    modalities = {
+        "strong claim": "stated as certain",
+        "moderate claim": "a plain statement of a finding",
+        "weak claim": "hedged (may, might, suggests)",
+        "no evidence": "the evidence is insufficient to conclude",
+        "no claim": "no finding about an effect is stated",
+    }
+    sides = (("target", "the target summary"), ("generated", "the generated summary"))
+    fields = [FormField(k, v, "binary", _YES_NO, yes_no) for k, v in binary.items()]
+    for side, what in sides:
+        fields.append(
+            FormField(f"{side}_direction", f"Direction of {what}", "choice", FACTUALITY_DIRECTIONS, directions)
+        )
+    for side, what in sides:
+        fields.append(FormField(f"{side}_modality", f"Modality of {what}", "choice", FACTUALITY_MODALITIES, modalities))
+    fields += [FormField(k, v, "binary", _YES_NO, yes_no) for k, v in fluency.items()]
     return Form(
         name="factuality",
-        title="Factuality (yes / no)",
-        instructions="For each response answer every question: 1 = yes, 0 = no.",
-        fields=tuple(FormField(k, v, "binary", _YES_NO, {"1": "yes", "0": "no"}) for k, v in questions.items()),
+        title="Factuality of a generated summary against its target",
+        instructions=(
+            "Compare the generated summary with the target summary (the review's conclusions). If the target "
+            "has several statements, compare with the closest one. Answer population, intervention and outcome "
+            "yes or no; label the direction and the modality of each summary; then judge the fluency."
+        ),
+        fields=tuple(fields),
     )
 
 

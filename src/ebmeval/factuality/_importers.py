@@ -324,7 +324,7 @@ def _binary(cell: str, path: Path, line: int, column: str) -> bool | None:
 
 
 def _label(category: str, cell: str, path: Path, line: int, column: str) -> str | None:
-    if not cell.strip():
+    if cell.strip().lower() in ("", "n/a", "na", "not applicable"):
         return None
     value: str | None
     if category.endswith("direction"):

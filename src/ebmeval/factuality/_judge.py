@@ -37,7 +37,7 @@ from ._schema import (
     normalize_modality,
 )
 
-PROMPT_VERSION: Final = "1"
+PROMPT_VERSION: Final = "2"
 
 Scheme = Literal["benefit", "change"]
 """How direction is defined: ``benefit`` (good or bad for patients, as in M3) or ``change`` (the
@@ -83,7 +83,7 @@ Generated: {generated}
 Answer each question with "yes" or "no":
 population: does the generated summary concern the same patient population as the reference? A broader \
 or narrower population is "no".
-intervention: the same intervention (and comparator)? A broader or narrower intervention is "no".
+intervention: the same intervention (or exposure)? A broader or narrower intervention is "no".
 outcome: the same outcome? A broader or narrower outcome is "no".
 grammar: is the generated summary grammatical?
 lexical: are its words used correctly, with no wrong or invented terms?
