@@ -31,7 +31,7 @@ def test_flow_on_postgresql(postgres_url, tmp_path):
     r = client.post("/onboarding", data={"csrf_token": csrf, "commit": "yes"})
     assert r.url.path == "/tasks/1"  # no calibration examples: straight to the tasks
     ids = CANDIDATE_RE.findall(r.text)
-    fields = ("pico", "direction", "modality", "grammar", "lexical", "non_redundancy")
+    fields = ("population", "intervention", "outcome", "grammar", "lexical", "non_redundancy")
     for _ in range(2):  # saving twice updates in place
         for cid in ids:
             for f in fields:

@@ -12,6 +12,7 @@ from ebmeval.factuality import (
     read_pairs,
     read_targets,
 )
+from tests.helpers.cli import ebmeval
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 FIXTURES = SHARED / "ms2_sample" / "mslr_evaluator_fixtures"
@@ -155,3 +156,20 @@ def test_mapping_errors_name_file_line_and_column(tmp_path: Path) -> None:
         read_human_labels(path, LabelMapping(columns=TSV_MAPPING.columns))
     with pytest.raises(DataError, match=r"labels.tsv:1: field 'Colour': missing column"):
         read_human_labels(path, LabelMapping(columns={**TSV_MAPPING.columns, "grammar": "Colour"}))
+
+
+def test_cli_analyzes_a_tsv_through_column_and_value_mappings(tmp_path: Path) -> None:
+    labels_tsv(tmp_path / "labels.tsv")
+    (tmp_path / "g.csv").write_text("ReviewID,Generated\nr1,Statins lower mortality.\nr2,No evidence on aspirin.\n")
+    (tmp_path / "t.csv").write_text("ReviewID,Target\nr1,Statins reduce mortality.\nr2,Aspirin prevents stroke.\n")
+    args = ["factuality", "analyze", "--generated", "g.csv", "--targets", "t.csv", "--human", "labels.tsv"]
+    for name, column in TSV_MAPPING.columns.items():
+        args += ["--label-column", f"{name}={column}"]
+    args += ["--label-value", "2: Yes=yes", "--label-value", "1: No=no", "--label-value", "n/a="]
+    done = ebmeval(*args, "--main-annotator", "main", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Summaries analysed: 2." in done.stdout
+    assert "| population | 2 | 0.500 |" in done.stdout and "| modality | 2 | 0.500 |" in done.stdout
+    assert "### Agreement with the main annotator main (Table 1 protocol)" in done.stdout
+    bad = ebmeval(*args[:8], "--label-column", "annotator=Rater", cwd=tmp_path)
+    assert bad.returncode == 2 and "labels.tsv:1: field 'ReviewID': missing column" in bad.stderr
