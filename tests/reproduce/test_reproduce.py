@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -111,3 +114,22 @@ def test_a_preset_refuses_a_condition_named_twice() -> None:
         register_preset(Preset("x", "1", "p", (), (), (twice, twice), ()))
     with pytest.raises(UsageError):
         preset_registry.get("caremedeval").condition("absent")
+
+
+def test_the_documented_preset_module_runs(tmp_path: Path) -> None:
+    page = (Path(__file__).parents[2] / "docs" / "reproduce.md").read_text(encoding="utf-8")
+    module = page.split("<!-- checked by tests/reproduce/test_reproduce.py -->\n```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "mypaper.py").write_text(module, encoding="utf-8")
+    script = (
+        "import sys; sys.path.insert(0, '.'); import mypaper; from ebmeval.cli import main; "
+        "sys.argv = ['ebmeval', 'reproduce', 'mypaper', '--model', 'baseline/first-option', '--limit', '5', '--json']; "
+        "main()"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    table = json.loads(done.stdout)["tables"][0]
+    assert table["title"] == "Without the abstract (Table 2)"
+    assert [row[1] for row in table["rows"]] == ["", "GPT4.1"] and table["cells"][0]["n"] == 5
