@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, app, console, key_values, role_models
+from ._common import JsonOption, app, console, key_values, role_models, scorer_options
 
 if TYPE_CHECKING:
     from ..reproduce import Reproduction
@@ -30,6 +30,10 @@ def reproduce(
     ] = None,
     role_arg: Annotated[
         list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
+    ] = None,
+    scorer_arg: Annotated[
+        list[str] | None,
+        typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
     ] = None,
     paper_row: Annotated[
         list[str] | None,
@@ -64,7 +68,13 @@ def reproduce(
     if fmt not in ("terminal", "markdown", "latex", "csv"):
         raise ConfigError("--format", f"must be terminal, markdown, latex or csv, not {fmt!r}")
     preset = preset_registry.get(paper)
-    settings = {"limit": limit, "seed": seed, "concurrency": concurrency, "store": store}
+    settings = {
+        "limit": limit,
+        "seed": seed,
+        "concurrency": concurrency,
+        "store": store,
+        "scorer_args": scorer_options(scorer_arg) or None,
+    }
     done = reproduce_preset(
         preset,
         model,
@@ -116,7 +126,7 @@ def _print(done: Reproduction, fmt: str, as_json: bool) -> None:
             "version": done.preset.version,
             "paper": done.preset.paper,
             "store": done.store,
-            "runs": [vars(r) | {"samples": None} for r in done.runs.values()],
+            "runs": [vars(r) | {"samples": None if r.samples is None else len(r.samples)} for r in done.runs.values()],
             "tables": [t.as_dict() for t in tables],
         }
         typer.echo(json.dumps(payload, indent=2))

@@ -23,6 +23,7 @@ class Condition:
         task_args: Task options (prompt set, context, language …).
         generate: Generation settings of the condition (``reasoning_effort`` …); the user's
             ``--model-arg`` and run settings apply on top.
+        scorer_args: Options of the task's scorers by scorer name (``RunConfig.scorer_args``).
         about: What the condition is, in the paper's words.
     """
 
@@ -30,6 +31,7 @@ class Condition:
     task: str
     task_args: Mapping[str, Any] = field(default_factory=dict)
     generate: Mapping[str, Any] = field(default_factory=dict)
+    scorer_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     about: str = ""
 
 

@@ -25,6 +25,8 @@ class ConditionRun:
     errors: int
     samples: set[str] | None
     """The samples asked for (a ``--limit`` subset), ``None`` for all."""
+    score_sets: list[str]
+    """Ids of the score sets of the condition's scorers (a run may hold others, from other options)."""
 
 
 @dataclass
@@ -85,11 +87,12 @@ def condition_config(
 
     Roles the condition's task does not use are left out, so one ``--role judge=…`` serves the
     conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
-    ``store``, ``seed`` …); a ``generate`` among them applies on top of the condition's.
+    ``store``, ``seed`` …); a ``generate`` or ``scorer_args`` among them applies on top of the condition's.
     """
     used = set(create_task(condition.task, **condition.task_args).roles)
     generate = {**condition.generate, **settings.get("generate", {})}
-    fields = {k: v for k, v in settings.items() if k != "generate"}
+    scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
+    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args")}
     return config_from_flags(
         task=condition.task,
         task_args=dict(condition.task_args),
@@ -97,6 +100,7 @@ def condition_config(
         model_args=dict(model_args),
         roles={name: dict(role) for name, role in roles.items() if name in used},
         generate=generate or None,
+        scorer_args=scorer_args or None,
         **fields,
     )
 
@@ -126,7 +130,13 @@ def reproduce(
             result = run(config)
             subset = result.sample_ids if config.limit is not None or config.shard is not None else None
             done[(condition.name, model)] = ConditionRun(
-                condition.name, model, result.run.run_id, result.run.status, result.progress.errors, subset
+                condition=condition.name,
+                model=model,
+                run_id=result.run.run_id,
+                status=result.run.status,
+                errors=result.progress.errors,
+                samples=subset,
+                score_sets=[s.id for s in result.score_sets],
             )
     return Reproduction(
         preset=preset,

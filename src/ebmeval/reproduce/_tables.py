@@ -123,7 +123,7 @@ def _trace(
     summary = reproduction.summary(measure.condition, model, by=measure.by)
     if summary is None:
         return None
-    found = _metric(summary, measure)
+    found = _metric(summary, measure, reproduction.runs[(measure.condition, model)].score_sets)
     value = found.value if found else None
     return CellTrace(
         row=row,
@@ -143,9 +143,9 @@ def _trace(
     )
 
 
-def _metric(summary: RunSummary, measure: Measure) -> MetricSummary | None:
-    """The task's own score set's value of the measure (the first set of that scorer the run registered)."""
-    labels = [s.label for s in summary.score_sets if s.name == measure.scorer]
+def _metric(summary: RunSummary, measure: Measure, score_sets: Sequence[str]) -> MetricSummary | None:
+    """The measure's value in the score set of the condition's scorer (one of ``score_sets``)."""
+    labels = [s.label for s in summary.score_sets if s.name == measure.scorer and s.id in score_sets]
     for label in labels:
         for metric in summary.metrics:
             if metric.scorer == label and metric.metric == measure.metric and metric.group == measure.group:
