@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from typing import Any, Literal
+from urllib.parse import urlparse
 
 from .._util.errors import ConfigError
 from ..scorers import AnswerFormat, Unparsed
@@ -44,8 +45,10 @@ def load_caremedeval(language: Language = "en", subset: Subset = "all", context:
 
     Option letters are upper-cased (``a``–``e`` become ``A``–``E``), targets are the
     sorted correct letters, and ``metadata`` keeps ``essential_answers``,
-    ``unacceptable_answers``, ``labels``, ``justification``, ``article`` and
-    ``requires_context`` (``None`` outside the 16 annotated questions).
+    ``unacceptable_answers``, ``labels``, ``justification``, ``article``,
+    ``requires_context`` (``None`` outside the 16 annotated questions), ``date_exam``,
+    ``nb_correct_answers``, ``source_exam`` (the exam's URL), ``exam`` (``ECN`` or ``CNET``)
+    and, for a question whose LCA keys contradict its correct answers, ``data_issue``.
 
     Args:
         language: ``en`` (questions machine-translated by the authors) or ``fr`` (original).
@@ -94,10 +97,43 @@ def load_caremedeval(language: Language = "en", subset: Subset = "all", context:
                     "justification": record.get("justification", ""),
                     "requires_context": record.get("requires_context"),
                     "date_exam": record.get("date_exam"),
+                    "nb_correct_answers": len(record["correct_answers"]),
+                    "source_exam": record.get("source_exam"),
+                    "exam": _exam(record.get("source_exam")),
+                    **_issue(record),
                 },
             )
         )
     return samples
+
+
+def _exam(source: str | None) -> str | None:
+    """``ECN`` (official national exams, cng.sante.fr) or ``CNET`` (mock exams, therap.fr) from the exam's URL."""
+    if not source:
+        return None
+    host = urlparse(source).netloc
+    return "ECN" if host.endswith("cng.sante.fr") else "CNET" if host.endswith("therap.fr") else None
+
+
+def _issue(record: dict[str, Any]) -> dict[str, str]:
+    """``{"data_issue": …}`` for a question whose LCA keys contradict its correct answers, else nothing.
+
+    Upstream has one (``350275dd…``, the paper's Figure 1): essential answer B is not among its
+    correct answers (C), so the correct answer scores EMR 1 and LCA 0. Summaries of a run that
+    includes such a question say so (``ebmeval.runner.summarize``).
+    """
+    correct = set(_upper(record["correct_answers"]))
+    essential = set(_upper(record["essential_answers"])) - correct
+    unacceptable = set(_upper(record["unacceptable_answers"])) & correct
+    found = []
+    if essential:
+        found.append(f"essential answer {', '.join(sorted(essential))} is not among the correct answers")
+    if unacceptable:
+        found.append(f"unacceptable answer {', '.join(sorted(unacceptable))} is among the correct answers")
+    if not found:
+        return {}
+    shown = ", ".join(sorted(correct))
+    return {"data_issue": f"{'; '.join(found)} ({shown}): the correct answer scores LCA 0"}
 
 
 def answer_ranking(samples: Sequence[Sample]) -> str:
