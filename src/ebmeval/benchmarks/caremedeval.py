@@ -12,6 +12,8 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from .._util.errors import ConfigError
+from ..prompts import DEFAULT as DEFAULT_PROMPTS
+from ..prompts import prompt_sets
 from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
 from ..workflows import Overflow, Strategy
@@ -25,6 +27,7 @@ FIELDS = ("id", "article", "question", "answers", "correct_answers", "essential_
 Language = Literal["en", "fr"]
 Subset = Literal["all", "with_justifications", "requires_context"]
 Context = Literal["full", "abstract", "none"]
+PromptSetName = Literal["default", "paper"]
 
 
 @cache
@@ -157,6 +160,7 @@ def caremedeval(
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
+    prompt_set: PromptSetName = "default",
 ) -> Task:
     """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.
 
@@ -175,7 +179,12 @@ def caremedeval(
         unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
         answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
             ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
+        prompt_set: ``default`` (ebmeval's English instructions) or ``paper`` (the paper's
+            physician-role prompt in ``language``: prompt set ``caremedeval/fr`` or ``caremedeval/en``;
+            strategies ``direct`` and ``cot``).
     """
+    if prompt_set not in ("default", "paper"):
+        raise ConfigError("prompt_set", f"must be 'default' or 'paper', not {prompt_set!r}")
     samples = load_caremedeval(language, subset, context)
     metadata: dict[str, Any] = {
         "source": "bonzid/CareMedEval@11eccc71e516a1b7af979acc64ab55a4c2a2c8fd",
@@ -195,4 +204,5 @@ def caremedeval(
         overflow=overflow,
         unparsed=unparsed,
         answer_format=answer_format,
+        prompt_set=prompt_sets.get(f"caremedeval/{language}") if prompt_set == "paper" else DEFAULT_PROMPTS,
     )
