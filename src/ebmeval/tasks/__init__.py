@@ -23,6 +23,7 @@ from ._task import (
     scorer_registry,
     task,
     task_registry,
+    with_scorer_args,
 )
 
 __all__ = [
@@ -57,4 +58,5 @@ __all__ = [
     "scorer_registry",
     "task",
     "task_registry",
+    "with_scorer_args",
 ]
