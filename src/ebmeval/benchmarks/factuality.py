@@ -9,7 +9,9 @@
 * ``factuality/m3-conclusions``: write a review conclusion from the trial evidence sentences of an
   M3 review; graded against the review's conclusion by ``judge/factuality``.
 * ``factuality/summaries``: summaries generated elsewhere (a file), graded by ``judge/factuality``
-  against targets from a file or from another task's samples; no model writes anything.
+  and/or an annotator's labels (``human/factuality``) against targets from a file or from another
+  task's samples, with their ROUGE against target and background (``factuality/copying``); no
+  model writes anything.
 
 Data card: ``docs/tasks/factuality.md``; data built by ``scripts/build_factuality_data.py``.
 """
@@ -279,30 +281,92 @@ def _given_samples(generated: dict[str, str], targets: str | None, source: str |
     ]
 
 
+class HumanFactuality:
+    """The factuality schema as one annotator labelled it, read from a labels file, scored like the judge.
+
+    Values are those of ``judge/factuality`` (the binary and derived categories as 1/0, None where
+    unknown); a summary the annotator did not label gets all None.
+    """
+
+    name = "human/factuality"
+
+    def __init__(self, labels: str, annotator: str | None) -> None:
+        from ..factuality import read_human_labels
+
+        self.labels = labels
+        found = read_human_labels(labels)
+        self.annotator = annotator or (found.annotators[0] if found.annotators else "")
+        if self.annotator not in found.binary:
+            known = ", ".join(found.annotators)
+            raise ConfigError("annotator", f"{self.annotator!r} labelled nothing in {labels} (annotators: {known})")
+        self._by_review = found.binary[self.annotator]
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """The annotator's labels of ``sample``'s summary."""
+        from ..factuality import FactualityLabels
+
+        values = self._by_review.get(sample.id, FactualityLabels()).as_dict()
+        return Score(values={k: None if v is None else float(v) for k, v in values.items()})
+
+
+class Copying:
+    """ROUGE-1/2/L F of the summary against its target and, where the sample has one, its background."""
+
+    name = "factuality/copying"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """``rouge1_target`` … ``rougeL_background`` (None without a background)."""
+        from ..factuality import rouge
+
+        background = sample.metadata.get("background")
+        (target,) = rouge([generation.output], [" ".join(sample.targets)])
+        (against,) = rouge([generation.output], [background]) if background else ({},)
+        values: dict[str, float | None] = {f"{k}_target": v for k, v in target.items()}
+        values |= {f"{k}_background": against.get(k) for k in target}
+        return Score(values=values)
+
+
 @task("factuality/summaries")
 def given_summaries(
-    generated: str, targets: str | None = None, source: str | None = None, judge_max_tokens: int = 160
+    generated: str,
+    targets: str | None = None,
+    source: str | None = None,
+    labels: str | None = None,
+    annotator: str | None = None,
+    judge: bool = True,
+    judge_max_tokens: int = 160,
 ) -> Task:
-    """Summaries generated elsewhere, judged by ``judge/factuality`` (role ``judge``) against their targets.
+    """Summaries generated elsewhere, graded against their targets by a judge and/or an annotator's labels.
 
     Args:
         generated: The summaries: an MSLR CSV (``ReviewID,Generated``) or JSONL (``review_id`` and
             ``generated``, or ``id`` and ``output`` as for ``ebmeval score --predictions``).
         targets: A targets file (CSV ``ReviewID,Target[,Background]`` or JSONL).
         source: Instead of ``targets``, a task whose samples (by id) hold the targets.
+        labels: Human labels of the summaries (any layout ``ebmeval factuality analyze --human`` reads);
+            scored as ``human/factuality``.
+        annotator: Whose labels ``human/factuality`` reports (default: the file's first annotator).
+        judge: Also grade with ``judge/factuality`` (role ``judge``); ``false`` for labels alone.
         judge_max_tokens: Most tokens per judge reply.
     """
     from ..factuality import read_generated
 
+    if not judge and labels is None:
+        raise ConfigError("judge", "with judge=false give labels=FILE: nothing would grade the summaries")
     samples = _given_samples(read_generated(generated), targets, source)
-    digests = [_file_digest(generated)] + ([_file_digest(targets)] if targets else [])
+    digests = [_file_digest(path) for path in (generated, targets, labels) if path]
+    scorers: list[Any] = [Copying()]
+    if judge:
+        scorers.append(FactualityJudge(max_tokens=judge_max_tokens))
+    if labels is not None:
+        scorers.append(HumanFactuality(labels, annotator))
     return Task(
         name="factuality/summaries",
         dataset=samples,
         workflow=GivenSummary(),
-        scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
-        version="1+" + "+".join(digests),
-        roles=("judge",),
+        scorers=scorers,
+        version="2+" + "+".join(digests),
+        roles=("judge",) if judge else (),
     )
 
 

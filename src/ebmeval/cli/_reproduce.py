@@ -31,6 +31,10 @@ def reproduce(
     role_arg: Annotated[
         list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
     ] = None,
+    task_arg: Annotated[
+        list[str] | None,
+        typer.Option("--task-arg", help="Task option KEY=VALUE for every condition (a preset's own files …)."),
+    ] = None,
     scorer_arg: Annotated[
         list[str] | None,
         typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
@@ -74,6 +78,7 @@ def reproduce(
         "concurrency": concurrency,
         "store": store,
         "scorer_args": scorer_options(scorer_arg) or None,
+        "task_args": key_values(task_arg, "--task-arg") or None,
     }
     done = reproduce_preset(
         preset,

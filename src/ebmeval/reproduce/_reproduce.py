@@ -87,15 +87,18 @@ def condition_config(
 
     Roles the condition's task does not use are left out, so one ``--role judge=…`` serves the
     conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
-    ``store``, ``seed`` …); a ``generate`` or ``scorer_args`` among them applies on top of the condition's.
+    ``store``, ``seed`` …); a ``generate``, ``scorer_args`` or ``task_args`` among them applies on top
+    of the condition's (``task_args`` carry what only the user has, e.g. the files of a preset whose
+    data is not public).
     """
-    used = set(create_task(condition.task, **condition.task_args).roles)
+    task_args = {**condition.task_args, **settings.get("task_args", {})}
+    used = set(create_task(condition.task, **task_args).roles)
     generate = {**condition.generate, **settings.get("generate", {})}
     scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
-    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args")}
+    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args", "task_args")}
     return config_from_flags(
         task=condition.task,
-        task_args=dict(condition.task_args),
+        task_args=task_args,
         model=model,
         model_args=dict(model_args),
         roles={name: dict(role) for name, role in roles.items() if name in used},
