@@ -169,6 +169,12 @@ def test_cli_validate_and_analyze_take_run_prefixes_and_refuse_unknown_runs(tmp_
     assert f"| {runs[0]} | direction | 2 |" in done.stdout
     missing = ebmeval("factuality", "--store", store, "validate", "--run", "ffffffff", cwd=tmp_path)
     assert missing.returncode == 2 and "no run 'ffffffff'" in missing.stderr and "Traceback" not in missing.stderr
+    made = RunStore(store)
+    for run_id in ("abcd1111", "abcd2222"):
+        made.begin_run(run_id=run_id, config_hash=run_id, config={}, task="t", model="m", seed=0, provenance={})
+    made.close()
+    ambiguous = ebmeval("factuality", "--store", store, "validate", "--run", "abcd", cwd=tmp_path)
+    assert ambiguous.returncode == 2 and "prefix 'abcd' is ambiguous" in ambiguous.stderr
     missing = ebmeval("factuality", "--store", store, "analyze", "--run", "ffffffff", cwd=tmp_path)
     assert missing.returncode == 2 and "no run 'ffffffff'" in missing.stderr
     nostore = ebmeval("factuality", "--store", str(tmp_path / "none.db"), "validate", "--run", "abcd", cwd=tmp_path)
