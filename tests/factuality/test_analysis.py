@@ -231,3 +231,19 @@ def test_copying_runs_over_every_summary_not_only_the_labelled_ones() -> None:
     assert report.rouge_background["rouge1"] == 1.0
     custom = analyze(labelled, pairs=unlabelled, openings=["the results of this"])
     assert [o.opening for o in custom.openings] == ["the results of this"]
+
+
+def test_bertscore_tests_beside_rouge_on_request() -> None:
+    """The paper's footnote 9: the same t-tests on BERTScore."""
+    pytest.importorskip("bert_score")
+    words = ["statins", "reduce", "mortality", "in", "adults", "with", "heart", "disease"]
+    items = [
+        Assessment(SummaryPair(f"r{i}", " ".join(words[: i + 2]), " ".join(words)), make(i, i % 2 == 0).labels)
+        for i in range(6)
+    ]
+    report = analyze(items, bertscore=True)
+    bert = [t for t in report.rouge_tests if t.metric == "bertscore" and t.category == "population"]
+    assert len(bert) == 1 and bert[0].test is not None and bert[0].test.method == "Student t-test"
+    assert bert[0].mean_correct is not None and 0.0 < bert[0].mean_correct <= 1.0
+    assert "### bertscore of correct vs incorrect summaries (Student t-test)" in report.to_markdown()
+    assert not any(t.metric == "bertscore" for t in analyze(items).rouge_tests)

@@ -175,6 +175,9 @@ def analyze(
         str | None, typer.Option(help="Also agreement as Table 1: each annotator against this one.")
     ] = None,
     welch: Annotated[bool, typer.Option("--welch", help="Welch's instead of Student's t-test for ROUGE.")] = False,
+    bertscore: Annotated[
+        bool, typer.Option("--bertscore", help="Also the t-tests on BERTScore F1 (bundled encoder).")
+    ] = False,
     phrase: Annotated[
         list[str] | None, typer.Option("--phrase", help="Stock phrase to count (repeatable; default: the paper's).")
     ] = None,
@@ -218,6 +221,7 @@ def analyze(
         openings=phrase,
         agreement_raters=raters,
         main_annotator=main_annotator,
+        bertscore=bertscore,
         seed=seed,
     )
     text = report.to_markdown()

@@ -231,7 +231,7 @@ class RougeComparison:
 
     Attributes:
         category: The category splitting the summaries.
-        metric: ``rouge1``, ``rouge2`` or ``rougeL`` (F-measure against the target).
+        metric: ``rouge1``, ``rouge2``, ``rougeL`` (F-measure against the target) or ``bertscore`` (F1).
         n_correct: Summaries correct in the category.
         n_incorrect: Summaries incorrect in it.
         mean_correct: Mean ROUGE of the correct ones (None when there are none).
@@ -428,7 +428,8 @@ class FactualityReport:
         rouge_background: Mean ROUGE F against the background, where known, by type.
         n_background: Summaries with a background.
         openings: Stock-phrase frequencies of the generated summaries.
-        rouge_tests: t-tests of ROUGE-1, -2 and -L between correct and incorrect summaries.
+        rouge_tests: t-tests of ROUGE-1, -2 and -L (and BERTScore F1 when asked) between correct and
+            incorrect summaries.
         agreement: Multi-rater agreement tables, by title.
         main_agreement: The Table 1 protocol (agreement with the main annotator), when asked for.
     """
@@ -461,6 +462,7 @@ def analyze(
     openings: Sequence[str] | None = None,
     agreement_raters: Mapping[str, Mapping[str, Mapping[str, FactualityLabels]]] | None = None,
     main_annotator: str | None = None,
+    bertscore: bool = False,
     level: float = 0.95,
     seed: int = 0,
 ) -> FactualityReport:
@@ -475,6 +477,8 @@ def analyze(
         agreement_raters: Agreement tables to compute, by title: ``{title: {rater: {review_id: labels}}}``.
         main_annotator: With ``agreement_raters["annotators"]``, also the Table 1 protocol against
             this annotator (:func:`~ebmeval.factuality.main_annotator_agreement`).
+        bertscore: Also the t-tests on BERTScore F1 against the target (the paper's footnote 9;
+            :func:`ebmeval.scorers.text.bertscore`, the bundled encoder, so not the paper's values).
         level: Confidence level of the rate intervals.
         seed: Bootstrap seed.
     """
@@ -492,7 +496,13 @@ def analyze(
             raise UsageError("the main-annotator protocol needs the labels of two or more annotators")
         main = main_annotator_agreement(raters["annotators"], main_annotator)
     assessed = rouge([a.pair.generated for a in assessments], [a.pair.target for a in assessments])
-    tests = [t for m in ROUGE_TYPES for t in rouge_by_correctness(assessments, assessed, m, welch=welch)]
+    if bertscore and assessments:
+        from ..scorers.text import bertscore as bert
+
+        f1 = bert([a.pair.generated for a in assessments], [a.pair.target for a in assessments]).f1
+        assessed = [{**scores, "bertscore": value} for scores, value in zip(assessed, f1, strict=True)]
+    metrics = (*ROUGE_TYPES, "bertscore") if bertscore else ROUGE_TYPES
+    tests = [t for m in metrics for t in rouge_by_correctness(assessments, assessed, m, welch=welch)]
     return FactualityReport(
         n=len(assessments),
         rates=correctness_rates(assessments, level=level, seed=seed),

@@ -90,7 +90,7 @@ def report_markdown(report: FactualityReport) -> str:
     for o in report.openings:
         openings.add(o.opening, o.count, o.share)
     parts.append(_md(openings) if report.openings else "none found.")
-    for metric in _ROUGE:
+    for metric in (*_ROUGE, "bertscore"):
         tests = [t for t in report.rouge_tests if t.metric == metric]
         if tests:
             method = next((t.test.method for t in tests if t.test), "t-test")
