@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import UsageError
+from ebmeval.benchmarks.caremedeval import load_caremedeval
 from ebmeval.reproduce import Condition, Preset, Reproduction, condition_config, preset_registry
+from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval
 
 BASELINES = ("baseline/most-frequent-2", "baseline/most-frequent-3", "baseline/random")
@@ -28,9 +30,12 @@ def _table(payload: dict[str, object], source: str) -> dict[str, object]:
 
 
 def test_caremedeval_table_4_beside_the_published_rows(tmp_path: Path) -> None:
-    done = ebmeval("reproduce", "caremedeval", *_models(*BASELINES), "--condition", "full", "--json", cwd=tmp_path)
+    done = ebmeval("reproduce", "caremedeval", *_models(*BASELINES), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
+    assert {(r["condition"], r["model"]) for r in payload["runs"]} == {
+        (c, m) for c in ("full", "abstract", "none") for m in BASELINES
+    }
     table = _table(payload, "Table 4")
     assert table["header"][:5] == ["model", "paper row", "EMR", "EMR paper", "EMR Δ"]
     rows = {row[0]: row for row in table["rows"]}
@@ -133,3 +138,60 @@ def test_the_documented_preset_module_runs(tmp_path: Path) -> None:
     table = json.loads(done.stdout)["tables"][0]
     assert table["title"] == "Without the abstract (Table 2)"
     assert [row[1] for row in table["rows"]] == ["", "GPT4.1"] and table["cells"][0]["n"] == 5
+
+
+def test_caremedeval_figures_3_and_4_as_tables(tmp_path: Path) -> None:
+    done = ebmeval("reproduce", "caremedeval", "--model", "baseline/most-frequent-2", "--json", cwd=tmp_path)
+    payload = json.loads(done.stdout)
+    figure_3 = _table(payload, "Figure 3, Section 5.1.2")
+    assert figure_3["header"][2:] == [f"{c}{s}" for c in ("full", "abstract", "none") for s in ("", " paper", " Δ")]
+    assert figure_3["rows"][1][:4] == ["", "GPT4.1", "—", "0.49"]
+    assert {c["condition"] for c in figure_3["cells"]} == {"full", "abstract", "none"}
+    figure_4 = _table(payload, "Figure 4")
+    assert figure_4["header"] == [
+        "model",
+        "paper row",
+        "design",
+        "statistics",
+        "methodology",
+        "limitations",
+        "applicability",
+    ]
+    samples = load_caremedeval(context="none")
+    for cell in figure_4["cells"]:
+        labelled = [s for s in samples if cell["group"] in s.metadata["labels"]]
+        assert cell["n"] == len(labelled)
+        assert cell["value"] == pytest.approx(sum(s.targets == ["A", "C"] for s in labelled) / len(labelled))
+
+
+def test_caremedeval_table_5_runs_its_conditions_when_named(tmp_path: Path) -> None:
+    args = ("reproduce", "caremedeval", "--model", "baseline/random", "--paper-row", "baseline/random=Qwen3-8B")
+    conditions = ("--condition", "no-thinking", "--condition", "thinking", "--limit", "30", "--json")
+    done = ebmeval(*args, *conditions, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = _table(json.loads(done.stdout), "Table 5")
+    assert table["header"][:5] == ["model", "paper row", "setting", "EMR", "EMR paper"]
+    ours = [row for row in table["rows"] if row[0] == "baseline/random"]
+    assert [row[1:3] for row in ours] == [["Qwen3-8B (w/o)", "no-thinking"], ["Qwen3-8B (with)", "thinking"]]
+    assert [row[4] for row in ours] == ["0.19", "0.35"]
+    cells = [c for c in table["cells"] if c["column"] == "LCA"]
+    assert [(c["condition"], c["published"], c["n"]) for c in cells] == [
+        ("no-thinking", 0.42, 30),
+        ("thinking", 0.55, 30),
+    ]
+    store = RunStore(tmp_path / "runs" / "ebmeval.sqlite", read_only=True)
+    task_args = store.get_run(cells[1]["run_id"]).config["task_args"]
+    assert task_args | {"thinking": True, "language": "fr", "prompt_set": "paper", "context": "full"} == task_args
+
+
+def test_reproduce_reads_the_score_set_its_scorer_options_made(tmp_path: Path) -> None:
+    args = ("reproduce", "caremedeval", "--model", "baseline/most-frequent-2", "--condition", "full", "--json")
+    first = ebmeval(*args, cwd=tmp_path)
+    exam = ebmeval(*args, "--scorer-arg", "lca_credit=[1, 0.5, 0.2]", cwd=tmp_path)
+    assert exam.returncode == 0, exam.stderr
+    lca = [
+        next(c for c in _table(json.loads(done.stdout), "Table 4")["cells"] if c["column"] == "LCA")
+        for done in (first, exam)
+    ]
+    assert lca[0]["run_id"] == lca[1]["run_id"] and lca[0]["score_set"] != lca[1]["score_set"]
+    assert (round(lca[0]["value"], 4), round(lca[1]["value"], 4)) == (0.1948, 0.1798)

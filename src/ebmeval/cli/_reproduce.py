@@ -11,7 +11,7 @@ from .._util.defaults import DEFAULT_STORE
 from ._common import JsonOption, app, console, key_values, role_models, scorer_options
 
 if TYPE_CHECKING:
-    from ..reproduce import Reproduction
+    from ..reproduce import Preset, Reproduction
     from ..runner import RunConfig, RunResult
 
 Format = Literal["terminal", "markdown", "latex", "csv"]
@@ -154,7 +154,17 @@ def _list(as_json: bool) -> None:
                 "paper": p.paper,
                 "covers": list(p.covers),
                 "limits": list(p.limits),
-                "conditions": [{"name": c.name, "task": c.task, "task_args": dict(c.task_args)} for c in p.conditions],
+                "conditions": [
+                    {
+                        "name": c.name,
+                        "task": c.task,
+                        "task_args": dict(c.task_args),
+                        "generate": dict(c.generate),
+                        "about": c.about,
+                        "default": c.default,
+                    }
+                    for c in p.conditions
+                ],
             }
             for p in presets
         ]
@@ -170,8 +180,15 @@ def _list(as_json: bool) -> None:
             p.name,
             p.version,
             p.paper,
-            ", ".join(c.name for c in p.conditions),
+            _conditions(p),
             "; ".join(p.covers),
             "; ".join(p.limits),
         )
     Console().print(table.rich())
+
+
+def _conditions(preset: Preset) -> str:
+    """``full, abstract, none; when named: thinking, …``."""
+    named = [c.name for c in preset.conditions if not c.default]
+    shown = ", ".join(c.name for c in preset.conditions if c.default)
+    return shown + (f"; when named: {', '.join(named)}" if named else "")

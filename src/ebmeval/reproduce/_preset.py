@@ -25,6 +25,8 @@ class Condition:
             ``--model-arg`` and run settings apply on top.
         scorer_args: Options of the task's scorers by scorer name (``RunConfig.scorer_args``).
         about: What the condition is, in the paper's words.
+        default: Whether it runs when no ``--condition`` is named (a condition that fits only
+            some models, such as a reasoning-effort setting, runs only when named).
     """
 
     name: str
@@ -33,6 +35,7 @@ class Condition:
     generate: Mapping[str, Any] = field(default_factory=dict)
     scorer_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     about: str = ""
+    default: bool = True
 
 
 TableBuilder = Callable[["Reproduction"], "TracedTable"]

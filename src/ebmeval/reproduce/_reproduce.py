@@ -62,13 +62,15 @@ class Reproduction:
     def row(self, model: str, paper_rows: Iterable[str] = ()) -> str | None:
         """The paper's row that ``model`` reproduces: the one given for it, else the one of ``paper_rows`` named alike.
 
-        Names are alike when they are equal ignoring case and punctuation, the model's name
-        read without provider, path and URL (``openai-compatible:gpt-4.1@http://…`` is "GPT4.1").
+        A row given for the model counts only if it is one of ``paper_rows`` (when given). Names
+        are alike when they are equal ignoring case and punctuation, the model's name read
+        without provider, path and URL (``openai-compatible:gpt-4.1@http://…`` is "GPT4.1").
         """
-        if model in self.rows:
+        candidates = list(paper_rows)
+        if model in self.rows and (not candidates or self.rows[model] in candidates):
             return self.rows[model]
         name = _plain(model.partition(":")[2].partition("@")[0].rsplit("/", 1)[-1] or model)
-        return next((row for row in paper_rows if _plain(row) == name), None)
+        return next((row for row in candidates if _plain(row) == name), None)
 
 
 def _plain(name: str) -> str:
@@ -116,12 +118,14 @@ def reproduce(
     settings: Mapping[str, Any] | None = None,
     run: Callable[[RunConfig], RunResult] = run_config,
 ) -> Reproduction:
-    """Run each of the preset's conditions (or those named) on each model, resuming what is stored.
+    """Run the preset's default conditions (or those named) on each model, resuming what is stored.
 
     Every condition × model is an ordinary run in the run store: a second call with the same
     arguments resumes or reuses them. ``run`` runs one config (the CLI passes one that shows progress).
     """
-    chosen = [preset.condition(name) for name in conditions] if conditions else list(preset.conditions)
+    chosen = (
+        [preset.condition(name) for name in conditions] if conditions else [c for c in preset.conditions if c.default]
+    )
     given = dict(settings or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
