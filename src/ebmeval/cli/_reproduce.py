@@ -109,11 +109,11 @@ def _rows(items: list[str] | None) -> dict[str, str]:
     return rows
 
 
-def _run_with_progress(config: RunConfig) -> RunResult:
+def _run_with_progress(config: RunConfig, label: str) -> RunResult:
     from ..runner import run
     from ._display import ProgressBar
 
-    with ProgressBar(f"{config.task} · {config.model}") as bar:
+    with ProgressBar(label) as bar:
         return run(config, on_progress=bar.update)
 
 

@@ -116,12 +116,13 @@ def reproduce(
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
     settings: Mapping[str, Any] | None = None,
-    run: Callable[[RunConfig], RunResult] = run_config,
+    run: Callable[[RunConfig, str], RunResult] | None = None,
 ) -> Reproduction:
     """Run the preset's default conditions (or those named) on each model, resuming what is stored.
 
     Every condition × model is an ordinary run in the run store: a second call with the same
-    arguments resumes or reuses them. ``run`` runs one config (the CLI passes one that shows progress).
+    arguments resumes or reuses them. ``run`` runs one config, given with a label naming the
+    condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
     """
     chosen = (
         [preset.condition(name) for name in conditions] if conditions else [c for c in preset.conditions if c.default]
@@ -131,7 +132,8 @@ def reproduce(
     for model in models:
         for condition in chosen:
             config = condition_config(condition, model, model_args=model_args or {}, roles=roles or {}, settings=given)
-            result = run(config)
+            label = f"{preset.name} · {condition.name} · {model}"
+            result = run(config, label) if run is not None else run_config(config)
             subset = result.sample_ids if config.limit is not None or config.shard is not None else None
             done[(condition.name, model)] = ConditionRun(
                 condition=condition.name,
