@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -195,3 +196,22 @@ def test_reproduce_reads_the_score_set_its_scorer_options_made(tmp_path: Path) -
     ]
     assert lca[0]["run_id"] == lca[1]["run_id"] and lca[0]["score_set"] != lca[1]["score_set"]
     assert (round(lca[0]["value"], 4), round(lca[1]["value"], 4)) == (0.1948, 0.1798)
+
+
+def test_a_preset_takes_options_of_its_own(tmp_path: Path) -> None:
+    from ebmeval.reproduce import reproduce
+
+    def configure(options: Mapping[str, str]) -> list[Condition]:
+        return [Condition("given", "caremedeval", {"context": options.get("context", "full")})]
+
+    preset = Preset("opts", "1", "p", (), (), (), (), options={"context": "article part"}, configure=configure)
+    settings = {"limit": 3, "store": str(tmp_path / "s.db")}
+    done = reproduce(preset, ["baseline/random"], options={"context": "none"}, settings=settings)
+    (found,) = done.runs.values()
+    assert found.condition == "given" and done.options == {"context": "none"}
+    assert RunStore(tmp_path / "s.db", read_only=True).get_run(found.run_id).config["task_args"]["context"] == "none"
+    assert reproduce(preset, [], options={"context": "none"}).runs == {}  # tables from the options alone
+    with pytest.raises(UsageError, match="takes no option 'labels' \\(its options: context\\)"):
+        reproduce(preset, ["baseline/random"], options={"labels": "x.tsv"})
+    with pytest.raises(UsageError, match="name at least one model"):
+        reproduce(preset, [])

@@ -35,6 +35,10 @@ def reproduce(
         list[str] | None,
         typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
     ] = None,
+    preset_arg: Annotated[
+        list[str] | None,
+        typer.Option("--preset-arg", help="The preset's own option KEY=VALUE (see --list), e.g. an input file."),
+    ] = None,
     paper_row: Annotated[
         list[str] | None,
         typer.Option("--paper-row", help="SPEC=ROW: the paper's row a model reproduces (repeatable)."),
@@ -63,8 +67,6 @@ def reproduce(
         return
     if paper is None:
         raise UsageError("name a preset (ebmeval reproduce --list shows them)")
-    if not model:
-        raise UsageError("name at least one model with --model SPEC")
     if fmt not in ("terminal", "markdown", "latex", "csv"):
         raise ConfigError("--format", f"must be terminal, markdown, latex or csv, not {fmt!r}")
     preset = preset_registry.get(paper)
@@ -77,12 +79,13 @@ def reproduce(
     }
     done = reproduce_preset(
         preset,
-        model,
+        model or [],
         conditions=condition or (),
         model_args=key_values(model_arg, "--model-arg"),
         roles=role_models(role, role_arg),
         rows=_rows(paper_row),
         settings={k: v for k, v in settings.items() if v is not None},
+        options={k: str(v) for k, v in key_values(preset_arg, "--preset-arg").items()},
         run=_run_with_progress,
     )
     _print(done, fmt, as_json)
@@ -154,6 +157,7 @@ def _list(as_json: bool) -> None:
                 "paper": p.paper,
                 "covers": list(p.covers),
                 "limits": list(p.limits),
+                "options": dict(p.options),
                 "conditions": [
                     {
                         "name": c.name,
@@ -174,13 +178,16 @@ def _list(as_json: bool) -> None:
 
     from ..tables import Table
 
-    table = Table("reproducible papers", ["preset", "version", "paper", "conditions", "covers", "cannot cover"])
+    table = Table(
+        "reproducible papers", ["preset", "version", "paper", "conditions", "options", "covers", "cannot cover"]
+    )
     for p in presets:
         table.add(
             p.name,
             p.version,
             p.paper,
             _conditions(p),
+            "; ".join(f"{key}: {about}" for key, about in p.options.items()),
             "; ".join(p.covers),
             "; ".join(p.limits),
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._util.defaults import DEFAULT_STORE
+from .._util.errors import UsageError
 from ..runner import RunConfig, RunResult, RunSummary, config_from_flags, summarize
 from ..runner import run as run_config
 from ..store import RunStore
@@ -39,6 +40,7 @@ class Reproduction:
         runs: ``(condition, model)`` → its run.
         store: Path of the run store.
         rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
+        options: The user's ``--preset-arg`` values (inputs such as a labels file).
     """
 
     preset: Preset
@@ -46,6 +48,7 @@ class Reproduction:
     runs: dict[tuple[str, str], ConditionRun]
     store: str
     rows: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
     _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
 
     def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
@@ -116,6 +119,7 @@ def reproduce(
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
     settings: Mapping[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
     run: Callable[[RunConfig, str], RunResult] | None = None,
 ) -> Reproduction:
     """Run the preset's default conditions (or those named) on each model, resuming what is stored.
@@ -123,10 +127,14 @@ def reproduce(
     Every condition × model is an ordinary run in the run store: a second call with the same
     arguments resumes or reuses them. ``run`` runs one config, given with a label naming the
     condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
+    ``options`` are the preset's own (``Preset.options``); with none and no model there is
+    nothing to reproduce, a ``UsageError``.
     """
-    chosen = (
-        [preset.condition(name) for name in conditions] if conditions else [c for c in preset.conditions if c.default]
-    )
+    given_options = dict(options or {})
+    if not models and not given_options:
+        raise UsageError("name at least one model with --model SPEC")
+    pool = preset.conditions_for(given_options)
+    chosen = [preset.condition(n, given_options) for n in conditions] if conditions else [c for c in pool if c.default]
     given = dict(settings or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
@@ -150,4 +158,5 @@ def reproduce(
         runs=done,
         store=str(given.get("store", DEFAULT_STORE)),
         rows={**preset.rows, **(rows or {})},
+        options=given_options,
     )
