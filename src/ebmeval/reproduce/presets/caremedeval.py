@@ -144,19 +144,10 @@ def table_4(reproduction: Reproduction) -> TracedTable:
 
 def table_5(reproduction: Reproduction) -> TracedTable:
     """Table 5, one row per model and setting: without and with reasoning (low and high effort)."""
-    entries: list[Entry] = []
-    shown: set[str] = set()
-    for model in reproduction.models:
-        row = reproduction.row(model, TABLE_5)
-        pairs = [SETTINGS[row]] if row else [p for p in sorted(PAIRS) if _ran(reproduction, model, p)]
-        for pair in pairs:
-            for setting, condition in pair:
-                published = _by_header(TABLE_5[row][setting]) if row else {}
-                label = f"{row} ({setting})" if row else ""
-                entries.append(Entry(model, label, _measures(condition), published, setting=condition))
-        shown.update([row] if row else [])
+    entries = [entry for model in reproduction.models for entry in _settings(reproduction, model)]
+    reproduced = {entry.row.rsplit(" (", 1)[0] for entry in entries}
     for row, settings in TABLE_5.items():
-        if row not in shown:
+        if row not in reproduced:
             entries += [Entry(None, f"{row} ({s})", (), _by_header(v)) for s, v in settings.items()]
     table = comparison_table(reproduction, "Reasoning", list(METRICS), entries, source="Table 5")
     table.table.notes.append(
@@ -164,6 +155,18 @@ def table_5(reproduction: Reproduction) -> TracedTable:
         "they run when named: --condition no-thinking --condition thinking …"
     )
     return table
+
+
+def _settings(reproduction: Reproduction, model: str) -> list[Entry]:
+    """``model``'s rows: the two settings of its Table 5 row, else each pair of which it ran a named condition."""
+    row = reproduction.row(model, TABLE_5)
+    if row is not None:
+        return [
+            Entry(model, f"{row} ({setting})", _measures(condition), _by_header(TABLE_5[row][setting]), condition)
+            for setting, condition in SETTINGS[row]
+        ]
+    pairs = [pair for pair in sorted(PAIRS) if _ran(reproduction, model, pair)]
+    return [Entry(model, "", _measures(c), {}, c) for pair in pairs for _setting, c in pair]
 
 
 def _ran(reproduction: Reproduction, model: str, pair: tuple[tuple[str, str], ...]) -> bool:
