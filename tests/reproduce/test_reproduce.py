@@ -53,6 +53,7 @@ def test_caremedeval_table_4_beside_the_published_rows(tmp_path: Path) -> None:
     assert hamming["score_set"] in {s["id"] for s in shown["score_sets"]}
     assert any(m["metric"] == "hamming" and m["value"] == hamming["value"] for m in shown["metrics"])
     assert f"run {hamming['run_id']}" in " ".join(table["notes"])
+    assert [n[:20] for n in table["notes"] if n.startswith("note:")] == ["note: sample 350275d"]  # once
     # Table 5's conditions were not named: only its published rows
     table_5 = _table(payload, "Table 5")
     assert [row[1] for row in table_5["rows"]][:2] == ["Qwen3-8B (w/o)", "Qwen3-8B (with)"]

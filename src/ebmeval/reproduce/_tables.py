@@ -105,7 +105,7 @@ def comparison(
     :meth:`~ebmeval.reproduce.Reproduction.row`), then each published row no model reproduced,
     with our columns empty. ``published`` maps the paper's row → measure header → value;
     ``source`` says where in the paper they are (``Table 4`` …). Notes name the run and score
-    set behind every value of ours.
+    set behind every value of ours, and repeat once each note of those runs' summaries.
     """
     rows = {model: reproduction.row(model, published) for model in reproduction.models}
     entries = [Entry(model, row or "", measures, published.get(row or "", {})) for model, row in rows.items()]
@@ -157,7 +157,7 @@ def comparison_table(
             values += [value, paper, _difference(value, paper)] if printed else [value]
         first = [entry.model or "", entry.row, *([entry.setting or ""] if settings else [])]
         table.add(*first, *values)
-    table.notes += _run_notes(cells)
+    table.notes += _run_notes(cells) + _summary_notes(reproduction, cells)
     table.notes.append(
         f"paper: published values from {source}; Δ = ours − paper"
         if printed
@@ -209,6 +209,15 @@ def _score_set(summary: RunSummary, label: str) -> str:
 
 def _difference(ours: float | None, paper: float | None) -> float | None:
     return None if ours is None or paper is None else ours - paper
+
+
+def _summary_notes(reproduction: Reproduction, cells: Sequence[CellTrace]) -> list[str]:
+    """The notes of the runs' summaries (a flawed item's key, greedy epochs …), each once."""
+    found: dict[str, None] = {}
+    for model, condition in dict.fromkeys((cell.model, cell.condition) for cell in cells):
+        summary = reproduction.summary(condition, model)
+        found.update(dict.fromkeys(f"note: {note}" for note in (summary.notes if summary else [])))
+    return list(found)
 
 
 def _run_notes(cells: Sequence[CellTrace]) -> list[str]:
