@@ -45,6 +45,8 @@ def test_samples_match_upstream() -> None:
         assert sample.choices == {k.upper(): v for k, v in item["answers"].items()}
         assert sample.target == sorted(a.upper() for a in item["correct_answers"])
         assert short.documents[0].id == sample.documents[0].id == item["id_article"]
+        assert sample.metadata["nb_correct_answers"] == item["nb_correct_answers"]
+        assert sample.metadata["source_exam"] == item["source_exam"]
     article = (SHARED / "english_only" / "all" / "articles" / "article_1.txt").read_text()
     assert full[0].documents[0].text == article
     assert abstract[0].documents[0].text == (SHARED / "english_only/all/articles_abstract/article_1.txt").read_text()

@@ -70,3 +70,17 @@ def test_each_prompt_set_is_its_own_task_version() -> None:
 def test_what_the_paper_does_not_word_is_refused(tmp_path: Path, option: str, message: str) -> None:
     done = ebmeval("show-prompt", "caremedeval", "--task-arg", "prompt_set=paper", "--task-arg", option, cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_baselines_read_the_paper_prompt_in_both_languages(tmp_path: Path) -> None:
+    import json
+
+    for language in ("fr", "en"):
+        args = ("run", "--task", "caremedeval", "--model", "baseline/most-frequent-2", "--json")
+        options = ("--task-arg", f"language={language}", "--task-arg", "prompt_set=paper", "--task-arg", "context=none")
+        done = ebmeval(*args, *options, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads(done.stdout)
+        values = {m["metric"]: round(m["value"], 4) for m in summary["metrics"]}
+        assert values == {"exact_match": 0.0337, "f1": 0.4515, "hamming": 0.3329, "lca": 0.1948}
+        assert summary["failing"] == 0

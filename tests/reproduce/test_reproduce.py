@@ -6,12 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from ebmeval._util.errors import UsageError
+from ebmeval.benchmarks.caremedeval import load_caremedeval
 from ebmeval.reproduce import Condition, Preset, Reproduction, condition_config, preset_registry
+from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval
 
 BASELINES = ("baseline/most-frequent-2", "baseline/most-frequent-3", "baseline/random")
@@ -28,9 +31,12 @@ def _table(payload: dict[str, object], source: str) -> dict[str, object]:
 
 
 def test_caremedeval_table_4_beside_the_published_rows(tmp_path: Path) -> None:
-    done = ebmeval("reproduce", "caremedeval", *_models(*BASELINES), "--condition", "full", "--json", cwd=tmp_path)
+    done = ebmeval("reproduce", "caremedeval", *_models(*BASELINES), "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
+    assert {(r["condition"], r["model"]) for r in payload["runs"]} == {
+        (c, m) for c in ("full", "abstract", "none") for m in BASELINES
+    }
     table = _table(payload, "Table 4")
     assert table["header"][:5] == ["model", "paper row", "EMR", "EMR paper", "EMR Δ"]
     rows = {row[0]: row for row in table["rows"]}
@@ -47,6 +53,11 @@ def test_caremedeval_table_4_beside_the_published_rows(tmp_path: Path) -> None:
     assert hamming["score_set"] in {s["id"] for s in shown["score_sets"]}
     assert any(m["metric"] == "hamming" and m["value"] == hamming["value"] for m in shown["metrics"])
     assert f"run {hamming['run_id']}" in " ".join(table["notes"])
+    assert [n[:20] for n in table["notes"] if n.startswith("note:")] == ["note: sample 350275d"]  # once
+    # Table 5's conditions were not named: only its published rows
+    table_5 = _table(payload, "Table 5")
+    assert [row[1] for row in table_5["rows"]][:2] == ["Qwen3-8B (w/o)", "Qwen3-8B (with)"]
+    assert {row[0] for row in table_5["rows"]} == {""} and table_5["cells"] == []
 
 
 def test_reproduce_resumes_the_same_runs(tmp_path: Path) -> None:
@@ -133,3 +144,79 @@ def test_the_documented_preset_module_runs(tmp_path: Path) -> None:
     table = json.loads(done.stdout)["tables"][0]
     assert table["title"] == "Without the abstract (Table 2)"
     assert [row[1] for row in table["rows"]] == ["", "GPT4.1"] and table["cells"][0]["n"] == 5
+
+
+def test_caremedeval_figures_3_and_4_as_tables(tmp_path: Path) -> None:
+    done = ebmeval("reproduce", "caremedeval", "--model", "baseline/most-frequent-2", "--json", cwd=tmp_path)
+    payload = json.loads(done.stdout)
+    figure_3 = _table(payload, "Figure 3, Section 5.1.2")
+    assert figure_3["header"][2:] == [f"{c}{s}" for c in ("full", "abstract", "none") for s in ("", " paper", " Δ")]
+    assert figure_3["rows"][1][:4] == ["", "GPT4.1", "—", "0.49"]
+    assert {c["condition"] for c in figure_3["cells"]} == {"full", "abstract", "none"}
+    figure_4 = _table(payload, "Figure 4")
+    assert figure_4["header"] == [
+        "model",
+        "paper row",
+        "design",
+        "statistics",
+        "methodology",
+        "limitations",
+        "applicability",
+    ]
+    samples = load_caremedeval(context="none")
+    for cell in figure_4["cells"]:
+        labelled = [s for s in samples if cell["group"] in s.metadata["labels"]]
+        assert cell["n"] == len(labelled)
+        assert cell["value"] == pytest.approx(sum(s.targets == ["A", "C"] for s in labelled) / len(labelled))
+
+
+def test_caremedeval_table_5_runs_its_conditions_when_named(tmp_path: Path) -> None:
+    args = ("reproduce", "caremedeval", "--model", "baseline/random", "--paper-row", "baseline/random=Qwen3-8B")
+    conditions = ("--condition", "no-thinking", "--condition", "thinking", "--limit", "30", "--json")
+    done = ebmeval(*args, *conditions, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = _table(json.loads(done.stdout), "Table 5")
+    assert table["header"][:5] == ["model", "paper row", "setting", "EMR", "EMR paper"]
+    ours = [row for row in table["rows"] if row[0] == "baseline/random"]
+    assert [row[1:3] for row in ours] == [["Qwen3-8B (w/o)", "no-thinking"], ["Qwen3-8B (with)", "thinking"]]
+    assert [row[4] for row in ours] == ["0.19", "0.35"]
+    cells = [c for c in table["cells"] if c["column"] == "LCA"]
+    assert [(c["condition"], c["published"], c["n"]) for c in cells] == [
+        ("no-thinking", 0.42, 30),
+        ("thinking", 0.55, 30),
+    ]
+    store = RunStore(tmp_path / "runs" / "ebmeval.sqlite", read_only=True)
+    task_args = store.get_run(cells[1]["run_id"]).config["task_args"]
+    assert task_args | {"thinking": True, "language": "fr", "prompt_set": "paper", "context": "full"} == task_args
+
+
+def test_reproduce_reads_the_score_set_its_scorer_options_made(tmp_path: Path) -> None:
+    args = ("reproduce", "caremedeval", "--model", "baseline/most-frequent-2", "--condition", "full", "--json")
+    first = ebmeval(*args, cwd=tmp_path)
+    exam = ebmeval(*args, "--scorer-arg", "lca_credit=[1, 0.5, 0.2]", cwd=tmp_path)
+    assert exam.returncode == 0, exam.stderr
+    lca = [
+        next(c for c in _table(json.loads(done.stdout), "Table 4")["cells"] if c["column"] == "LCA")
+        for done in (first, exam)
+    ]
+    assert lca[0]["run_id"] == lca[1]["run_id"] and lca[0]["score_set"] != lca[1]["score_set"]
+    assert (round(lca[0]["value"], 4), round(lca[1]["value"], 4)) == (0.1948, 0.1798)
+
+
+def test_a_preset_takes_options_of_its_own(tmp_path: Path) -> None:
+    from ebmeval.reproduce import reproduce
+
+    def configure(options: Mapping[str, str]) -> list[Condition]:
+        return [Condition("given", "caremedeval", {"context": options.get("context", "full")})]
+
+    preset = Preset("opts", "1", "p", (), (), (), (), options={"context": "article part"}, configure=configure)
+    settings = {"limit": 3, "store": str(tmp_path / "s.db")}
+    done = reproduce(preset, ["baseline/random"], options={"context": "none"}, settings=settings)
+    (found,) = done.runs.values()
+    assert found.condition == "given" and done.options == {"context": "none"}
+    assert RunStore(tmp_path / "s.db", read_only=True).get_run(found.run_id).config["task_args"]["context"] == "none"
+    assert reproduce(preset, [], options={"context": "none"}).runs == {}  # tables from the options alone
+    with pytest.raises(UsageError, match="takes no option 'labels' \\(its options: context\\)"):
+        reproduce(preset, ["baseline/random"], options={"labels": "x.tsv"})
+    with pytest.raises(UsageError, match="name at least one model"):
+        reproduce(preset, [])

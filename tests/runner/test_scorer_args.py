@@ -43,6 +43,10 @@ def test_score_takes_scorer_options(tmp_path: Path) -> None:
     assert exam.returncode == 0, exam.stderr
     assert _lca(default) == pytest.approx(0.1948, abs=1e-4)
     assert _lca(json.loads(exam.stdout)) == pytest.approx(0.1798, abs=1e-4)
+    # the question whose keys contradict each other is named wherever it is scored
+    assert [note[:15] for note in default["notes"]] == ["sample 350275dd"]
+    shown = ebmeval("score", "caremedeval", "--predictions", "preds.jsonl", cwd=tmp_path)
+    assert "note: sample" in shown.stdout and "essential answer B is not among" in " ".join(shown.stdout.split())
 
 
 def test_an_unknown_scorer_or_option_exits_2(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from .._util.defaults import DEFAULT_STORE
 from ._common import JsonOption, app, console, key_values, role_models, scorer_options
 
 if TYPE_CHECKING:
-    from ..reproduce import Reproduction
+    from ..reproduce import Preset, Reproduction
     from ..runner import RunConfig, RunResult
 
 Format = Literal["terminal", "markdown", "latex", "csv"]
@@ -38,6 +38,10 @@ def reproduce(
     scorer_arg: Annotated[
         list[str] | None,
         typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
+    ] = None,
+    preset_arg: Annotated[
+        list[str] | None,
+        typer.Option("--preset-arg", help="The preset's own option KEY=VALUE (see --list), e.g. an input file."),
     ] = None,
     paper_row: Annotated[
         list[str] | None,
@@ -67,8 +71,6 @@ def reproduce(
         return
     if paper is None:
         raise UsageError("name a preset (ebmeval reproduce --list shows them)")
-    if not model:
-        raise UsageError("name at least one model with --model SPEC")
     if fmt not in ("terminal", "markdown", "latex", "csv"):
         raise ConfigError("--format", f"must be terminal, markdown, latex or csv, not {fmt!r}")
     preset = preset_registry.get(paper)
@@ -82,12 +84,13 @@ def reproduce(
     }
     done = reproduce_preset(
         preset,
-        model,
+        model or [],
         conditions=condition or (),
         model_args=key_values(model_arg, "--model-arg"),
         roles=role_models(role, role_arg),
         rows=_rows(paper_row),
         settings={k: v for k, v in settings.items() if v is not None},
+        options={k: str(v) for k, v in key_values(preset_arg, "--preset-arg").items()},
         run=_run_with_progress,
     )
     _print(done, fmt, as_json)
@@ -114,11 +117,11 @@ def _rows(items: list[str] | None) -> dict[str, str]:
     return rows
 
 
-def _run_with_progress(config: RunConfig) -> RunResult:
+def _run_with_progress(config: RunConfig, label: str) -> RunResult:
     from ..runner import run
     from ._display import ProgressBar
 
-    with ProgressBar(f"{config.task} · {config.model}") as bar:
+    with ProgressBar(label) as bar:
         return run(config, on_progress=bar.update)
 
 
@@ -159,7 +162,18 @@ def _list(as_json: bool) -> None:
                 "paper": p.paper,
                 "covers": list(p.covers),
                 "limits": list(p.limits),
-                "conditions": [{"name": c.name, "task": c.task, "task_args": dict(c.task_args)} for c in p.conditions],
+                "options": dict(p.options),
+                "conditions": [
+                    {
+                        "name": c.name,
+                        "task": c.task,
+                        "task_args": dict(c.task_args),
+                        "generate": dict(c.generate),
+                        "about": c.about,
+                        "default": c.default,
+                    }
+                    for c in p.conditions
+                ],
             }
             for p in presets
         ]
@@ -169,14 +183,24 @@ def _list(as_json: bool) -> None:
 
     from ..tables import Table
 
-    table = Table("reproducible papers", ["preset", "version", "paper", "conditions", "covers", "cannot cover"])
+    table = Table(
+        "reproducible papers", ["preset", "version", "paper", "conditions", "options", "covers", "cannot cover"]
+    )
     for p in presets:
         table.add(
             p.name,
             p.version,
             p.paper,
-            ", ".join(c.name for c in p.conditions),
+            _conditions(p),
+            "; ".join(f"{key}: {about}" for key, about in p.options.items()),
             "; ".join(p.covers),
             "; ".join(p.limits),
         )
     Console().print(table.rich())
+
+
+def _conditions(preset: Preset) -> str:
+    """``full, abstract, none; when named: thinking, …``."""
+    named = [c.name for c in preset.conditions if not c.default]
+    shown = ", ".join(c.name for c in preset.conditions if c.default)
+    return shown + (f"; when named: {', '.join(named)}" if named else "")

@@ -243,6 +243,7 @@ def score(
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
         f" · {len(result['unknown_ids'])} unknown ids"
     )
+    table.notes += [f"note: {note}" for note in result["notes"]]
     Console().print(table.rich())
 
 

@@ -10,18 +10,20 @@ difference, every value of ours traced to its run and score set. A preset is one
 
 from ._preset import Condition, Preset, TableBuilder, preset_registry, register_preset
 from ._reproduce import ConditionRun, Reproduction, condition_config, reproduce
-from ._tables import CellTrace, Measure, TracedTable, comparison
+from ._tables import CellTrace, Entry, Measure, TracedTable, comparison, comparison_table
 
 __all__ = [
     "CellTrace",
     "Condition",
     "ConditionRun",
+    "Entry",
     "Measure",
     "Preset",
     "Reproduction",
     "TableBuilder",
     "TracedTable",
     "comparison",
+    "comparison_table",
     "condition_config",
     "preset_registry",
     "register_preset",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,8 @@ class Condition:
             ``--model-arg`` and run settings apply on top.
         scorer_args: Options of the task's scorers by scorer name (``RunConfig.scorer_args``).
         about: What the condition is, in the paper's words.
+        default: Whether it runs when no ``--condition`` is named (a condition that fits only
+            some models, such as a reasoning-effort setting, runs only when named).
     """
 
     name: str
@@ -33,6 +35,7 @@ class Condition:
     generate: Mapping[str, Any] = field(default_factory=dict)
     scorer_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     about: str = ""
+    default: bool = True
 
 
 TableBuilder = Callable[["Reproduction"], "TracedTable"]
@@ -52,6 +55,11 @@ class Preset:
         conditions: The conditions each named model runs under.
         tables: Builders of the paper's tables, in the paper's order.
         rows: Model spec → the row of the paper it reproduces (``baseline/random`` → "Random …").
+        options: The ``--preset-arg KEY=VALUE`` keys the preset takes (inputs of the user's own,
+            such as a file of human labels), each with what it means.
+        configure: Builds the conditions from the user's options (a path into a task option …);
+            unset, the conditions are ``conditions`` as declared. Table builders read the
+            options too, as ``Reproduction.options``.
     """
 
     name: str
@@ -62,13 +70,26 @@ class Preset:
     conditions: tuple[Condition, ...]
     tables: tuple[TableBuilder, ...]
     rows: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] = field(default_factory=dict)
+    configure: Callable[[Mapping[str, str]], Sequence[Condition]] | None = None
 
-    def condition(self, name: str) -> Condition:
-        """The condition called ``name``."""
-        for condition in self.conditions:
+    def conditions_for(self, options: Mapping[str, str]) -> tuple[Condition, ...]:
+        """The conditions under the user's ``options``; a key the preset does not take is a ``UsageError``."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            from .._util.errors import UsageError
+
+            takes = ", ".join(self.options) or "none"
+            raise UsageError(f"preset '{self.name}' takes no option '{unknown[0]}' (its options: {takes})")
+        return tuple(self.configure(options)) if self.configure is not None else self.conditions
+
+    def condition(self, name: str, options: Mapping[str, str] | None = None) -> Condition:
+        """The condition called ``name`` (under the user's ``options``)."""
+        found = self.conditions_for(options or {})
+        for condition in found:
             if condition.name == name:
                 return condition
-        known = ", ".join(c.name for c in self.conditions)
+        known = ", ".join(c.name for c in found)
         from .._util.errors import UsageError
 
         raise UsageError(f"preset '{self.name}' has no condition '{name}' (conditions: {known})")

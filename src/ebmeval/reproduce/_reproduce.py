@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._util.defaults import DEFAULT_STORE
+from .._util.errors import UsageError
 from ..runner import RunConfig, RunResult, RunSummary, config_from_flags, summarize
 from ..runner import run as run_config
 from ..store import RunStore
@@ -39,6 +40,7 @@ class Reproduction:
         runs: ``(condition, model)`` → its run.
         store: Path of the run store.
         rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
+        options: The user's ``--preset-arg`` values (inputs such as a labels file).
     """
 
     preset: Preset
@@ -46,6 +48,7 @@ class Reproduction:
     runs: dict[tuple[str, str], ConditionRun]
     store: str
     rows: dict[str, str] = field(default_factory=dict)
+    options: dict[str, str] = field(default_factory=dict)
     _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
 
     def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
@@ -62,13 +65,15 @@ class Reproduction:
     def row(self, model: str, paper_rows: Iterable[str] = ()) -> str | None:
         """The paper's row that ``model`` reproduces: the one given for it, else the one of ``paper_rows`` named alike.
 
-        Names are alike when they are equal ignoring case and punctuation, the model's name
-        read without provider, path and URL (``openai-compatible:gpt-4.1@http://…`` is "GPT4.1").
+        A row given for the model counts only if it is one of ``paper_rows`` (when given). Names
+        are alike when they are equal ignoring case and punctuation, the model's name read
+        without provider, path and URL (``openai-compatible:gpt-4.1@http://…`` is "GPT4.1").
         """
-        if model in self.rows:
+        candidates = list(paper_rows)
+        if model in self.rows and (not candidates or self.rows[model] in candidates):
             return self.rows[model]
         name = _plain(model.partition(":")[2].partition("@")[0].rsplit("/", 1)[-1] or model)
-        return next((row for row in paper_rows if _plain(row) == name), None)
+        return next((row for row in candidates if _plain(row) == name), None)
 
 
 def _plain(name: str) -> str:
@@ -117,20 +122,29 @@ def reproduce(
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
     settings: Mapping[str, Any] | None = None,
-    run: Callable[[RunConfig], RunResult] = run_config,
+    options: Mapping[str, str] | None = None,
+    run: Callable[[RunConfig, str], RunResult] | None = None,
 ) -> Reproduction:
-    """Run each of the preset's conditions (or those named) on each model, resuming what is stored.
+    """Run the preset's default conditions (or those named) on each model, resuming what is stored.
 
     Every condition × model is an ordinary run in the run store: a second call with the same
-    arguments resumes or reuses them. ``run`` runs one config (the CLI passes one that shows progress).
+    arguments resumes or reuses them. ``run`` runs one config, given with a label naming the
+    condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
+    ``options`` are the preset's own (``Preset.options``); with none and no model there is
+    nothing to reproduce, a ``UsageError``.
     """
-    chosen = [preset.condition(name) for name in conditions] if conditions else list(preset.conditions)
+    given_options = dict(options or {})
+    if not models and not given_options:
+        raise UsageError("name at least one model with --model SPEC")
+    pool = preset.conditions_for(given_options)
+    chosen = [preset.condition(n, given_options) for n in conditions] if conditions else [c for c in pool if c.default]
     given = dict(settings or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
         for condition in chosen:
             config = condition_config(condition, model, model_args=model_args or {}, roles=roles or {}, settings=given)
-            result = run(config)
+            label = f"{preset.name} · {condition.name} · {model}"
+            result = run(config, label) if run is not None else run_config(config)
             subset = result.sample_ids if config.limit is not None or config.shard is not None else None
             done[(condition.name, model)] = ConditionRun(
                 condition=condition.name,
@@ -147,4 +161,5 @@ def reproduce(
         runs=done,
         store=str(given.get("store", DEFAULT_STORE)),
         rows={**preset.rows, **(rows or {})},
+        options=given_options,
     )

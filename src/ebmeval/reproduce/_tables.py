@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..runner import MetricSummary, RunSummary
@@ -71,6 +71,25 @@ class TracedTable:
         }
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One row of a comparison table.
+
+    Attributes:
+        model: The model whose runs fill our cells (``None``: a published row no model reproduced).
+        row: The paper's row it stands beside, as the paper names it (``""`` when none).
+        measures: What each of our cells reads, by header (a header without one stays empty).
+        published: The paper's value by header.
+        setting: The condition the row shows, where a model has several rows (a ``setting`` column).
+    """
+
+    model: str | None
+    row: str
+    measures: Sequence[Measure]
+    published: Mapping[str, float] = field(default_factory=dict)
+    setting: str | None = None
+
+
 def comparison(
     reproduction: Reproduction,
     title: str,
@@ -83,36 +102,67 @@ def comparison(
     """A table with one row per model, and per measure our value, the published one and ours minus it.
 
     Rows: each model the user named (beside the paper's row it reproduces, see
-    :attr:`~ebmeval.reproduce.Reproduction.rows`), then each published row no model reproduced,
+    :meth:`~ebmeval.reproduce.Reproduction.row`), then each published row no model reproduced,
     with our columns empty. ``published`` maps the paper's row → measure header → value;
     ``source`` says where in the paper they are (``Table 4`` …). Notes name the run and score
-    set behind every value of ours.
+    set behind every value of ours, and repeat once each note of those runs' summaries.
     """
-    ours = f"{{:.{decimals + 1}f}}"
-    columns: list[Column | str] = ["model", "paper row"]
-    for measure in measures:
-        columns += [
-            Column(measure.header, "number", fmt=ours),
-            Column(f"{measure.header} paper", "number", fmt=f"{{:.{decimals}f}}"),
-            Column(f"{measure.header} Δ", "number", fmt=f"{{:+.{decimals + 1}f}}"),
-        ]
+    rows = {model: reproduction.row(model, published) for model in reproduction.models}
+    entries = [Entry(model, row or "", measures, published.get(row or "", {})) for model, row in rows.items()]
+    entries += [Entry(None, row, measures, values) for row, values in published.items() if row not in rows.values()]
+    headers = [m.header for m in measures]
+    return comparison_table(reproduction, title, headers, entries, source=source, decimals=decimals)
+
+
+def comparison_table(
+    reproduction: Reproduction,
+    title: str,
+    headers: Sequence[str],
+    entries: Sequence[Entry],
+    *,
+    source: str,
+    decimals: int = 2,
+) -> TracedTable:
+    """The rows of ``entries`` under ``model``, ``paper row`` and, per header, ours, the paper's and Δ.
+
+    Our values have one decimal more than the paper's; Δ is ours minus the paper's. When no
+    entry has a published value (a figure the paper shows only as a plot), the paper and Δ
+    columns are left out. A layout other than one row per model (a model under two settings,
+    say) builds its entries itself.
+    """
+    printed = any(entry.published for entry in entries)
+    settings = any(entry.setting is not None for entry in entries)
+    columns: list[Column | str] = ["model", "paper row", *(["setting"] if settings else [])]
+    for header in headers:
+        columns.append(Column(header, "number", fmt=f"{{:.{decimals + 1}f}}"))
+        if printed:
+            columns += [
+                Column(f"{header} paper", "number", fmt=f"{{:.{decimals}f}}"),
+                Column(f"{header} Δ", "number", fmt=f"{{:+.{decimals + 1}f}}"),
+            ]
     table = Table(f"{title} ({source})", columns)
     cells: list[CellTrace] = []
-    rows = {model: reproduction.row(model, published) for model in reproduction.models}
-    for model, row in rows.items():
+    for entry in entries:
+        by_header = {m.header: m for m in entry.measures}
         values: list[float | None] = []
-        for measure in measures:
-            paper = (published.get(row) or {}).get(measure.header) if row else None
-            trace = _trace(reproduction, model, row or model, measure, paper)
+        for header in headers:
+            paper = entry.published.get(header)
+            measure = by_header.get(header)
+            trace = None
+            if entry.model is not None and measure is not None:
+                trace = _trace(reproduction, entry.model, entry.row or entry.model, measure, paper)
             if trace is not None:
                 cells.append(trace)
             value = trace.value if trace else None
-            values += [value, paper, _difference(value, paper)]
-        table.add(model, row or "", *values)
-    for row, by_header in published.items():
-        if row not in rows.values():
-            table.add("", row, *[v for m in measures for v in (None, by_header.get(m.header), None)])
-    table.notes += _run_notes(cells) + [f"paper: published values from {source}; Δ = ours − paper"]
+            values += [value, paper, _difference(value, paper)] if printed else [value]
+        first = [entry.model or "", entry.row, *([entry.setting or ""] if settings else [])]
+        table.add(*first, *values)
+    table.notes += _run_notes(cells) + _summary_notes(reproduction, cells)
+    table.notes.append(
+        f"paper: published values from {source}; Δ = ours − paper"
+        if printed
+        else f"{source} prints no values: our values only"
+    )
     return TracedTable(table, cells)
 
 
@@ -159,6 +209,15 @@ def _score_set(summary: RunSummary, label: str) -> str:
 
 def _difference(ours: float | None, paper: float | None) -> float | None:
     return None if ours is None or paper is None else ours - paper
+
+
+def _summary_notes(reproduction: Reproduction, cells: Sequence[CellTrace]) -> list[str]:
+    """The notes of the runs' summaries (a flawed item's key, greedy epochs …), each once."""
+    found: dict[str, None] = {}
+    for model, condition in dict.fromkeys((cell.model, cell.condition) for cell in cells):
+        summary = reproduction.summary(condition, model)
+        found.update(dict.fromkeys(f"note: {note}" for note in (summary.notes if summary else [])))
+    return list(found)
 
 
 def _run_notes(cells: Sequence[CellTrace]) -> list[str]:

@@ -112,7 +112,7 @@ def summarize(
     latencies: list[float] = []
     count = unparsed = truncated = truncated_unparsed = input_truncated = 0
     keys: set[str] = set()
-    issues: dict[str, str] = {}
+    issues: set[str] = set()
     generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run.run_id):
         if samples is not None and sample.id not in samples:
@@ -126,8 +126,9 @@ def summarize(
         usage = usage + generation.usage
         latencies.append(generation.latency)
         keys.update(sample.metadata)
-        if sample.metadata.get("data_issue"):
-            issues[sample.id] = str(sample.metadata["data_issue"])
+        note = sample.data_issue_note()
+        if note is not None:
+            issues.add(note)
         if by is not None:
             label = sample.metadata.get(by)
             labels = label if isinstance(label, list) else [label]
@@ -175,7 +176,7 @@ def summarize(
         truncated_unparsed=truncated_unparsed,
         input_truncated=input_truncated,
         score_sets=store.score_sets(run.run_id),
-        notes=_notes(run) + [f"sample {sample}: {issue}" for sample, issue in sorted(issues.items())],
+        notes=_notes(run) + sorted(issues),
     )
 
 
