@@ -14,8 +14,9 @@ from ..judges import PanelAgreement, panel_agreement, panel_score_sets
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
 from ..tables import Column, Estimate, Table
+from ..workflows import gold_ids as gold_ids_of
 from ._compare import Contrast, compare_runs
-from ._human import AgreementReport, agreement_report
+from ._human import SIGN, AgreementReport, add_agreement_row, agreement_report, agreement_table
 
 
 @dataclass(frozen=True)
@@ -209,38 +210,15 @@ class Report:
         return table
 
     def human_table(self) -> Table:
-        """Judge versus human: correlation, Bland–Altman bias and limits, and agreement."""
-        table = Table(
-            "Judge versus human",
-            [
-                "study",
-                "judge",
-                "human field",
-                Column("n", "number"),
-                Column("Pearson r [95% CI]", "estimate"),
-                Column("Spearman ρ", "number"),
-                Column("bias", "number", fmt="{:+.3f}"),
-                Column("limits of agreement", "interval"),
-                Column("α humans", "number"),
-                Column("α humans + judge", "number"),
-            ],
-        )
+        """Judge versus human per condition and pooled: correlation, Bland–Altman bias and limits, agreement."""
+        table = agreement_table("Judge versus human", "study", "judge", "human field")
         for h in self.human:
-            r, rho, ba = h.pearson, h.spearman, h.bland_altman
-            table.add(
-                h.study,
-                h.judge,
-                h.field,
-                h.n_pairs,
-                Estimate(r["value"], _pair(r["ci"])) if r else None,
-                rho["value"] if rho else None,
-                ba["bias"] if ba else None,
-                _pair(ba["loa"]) if ba else None,
-                h.human_alpha,
-                h.judge_alpha,
-            )
-        table.notes += [f"{h.study}: {n}" for h in self.human for n in h.notes]
-        table.notes.append("bias = mean(judge − human); limits = bias ∓ 1.96 SD; α = Krippendorff's (interval).")
+            for agreement in (*h.conditions, h.pooled):
+                add_agreement_row(table, agreement, h.study, h.judge, h.field)
+        table.notes += [
+            f"{h.study}, {c.condition}: {n}" for h in self.human for c in (*h.conditions, h.pooled) for n in c.notes
+        ]
+        table.notes.append(f"{SIGN}; α = Krippendorff's (interval).")
         return table
 
     def panel_table(self) -> Table:
@@ -338,16 +316,16 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
 
     recall@k = |distinct gold sources in the top k| / |gold sources|. A source is the gold id a
     document matches (its id, else its PMID), so several snippets of one gold article count once;
-    |gold sources| is ``len(sample.metadata["gold_ids" or "pmids"])`` when given, else the number of
-    distinct gold sources retrieved.
+    |gold sources| is the size of the sample's gold set: ``metadata["gold_ids"]`` or ``["pmids"]``
+    when given, else its documents (a synthesis item's studies), as ``synthesis/retrieval-recall``
+    counts them; only a sample with neither falls back to the gold sources retrieved.
     """
     curves: list[NDArray[np.float64]] = []
     for sample, generation in store.generations(run_id):
         retrieved = generation.retrieved or []
         if not retrieved or all(r.gold is None for r in retrieved):
             continue
-        given = sample.metadata.get("gold_ids", sample.metadata.get("pmids"))
-        gold_ids = {str(x) for x in given} if isinstance(given, list) else set()
+        gold_ids = gold_ids_of(sample) or {d.id for d in sample.documents}
         seen: set[str] = set()
         found = []
         for hit in sorted(retrieved, key=lambda r: r.rank):
@@ -393,10 +371,3 @@ def _short(value: object) -> str:
     if isinstance(value, list) and len(value) > 3:
         return f"[{value[0]}, … {len(value)} values #{stable_hash(value, 6)}]"
     return str(value)
-
-
-def _pair(value: object) -> tuple[float, float] | None:
-    """A JSON-ready ``[low, high]`` as an interval (``None`` when absent)."""
-    if isinstance(value, list | tuple) and len(value) == 2:
-        return float(value[0]), float(value[1])
-    return None

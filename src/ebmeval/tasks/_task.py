@@ -169,6 +169,26 @@ def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
     return scorer_registry.register(name)
 
 
+_binary_metrics: dict[str, frozenset[str]] = {}
+
+
+def binary_metrics(scorer_name: str, *metrics: str) -> None:
+    """Declare ``metrics`` of the scorer ``scorer_name`` binary: each score is 0 or 1 (correct or not).
+
+    Paired comparisons (``ebmeval compare``, reports) use McNemar's test on declared binary
+    metrics and the paired t-test on every other, whatever values a run happens to hold: a
+    0-5 rubric that only gave 0s and 1s is still a scale.
+    """
+    _binary_metrics[scorer_name] = _binary_metrics.get(scorer_name, frozenset()) | frozenset(metrics)
+
+
+def is_binary_metric(scorer_name: str, metric: str) -> bool:
+    """Whether the scorer ``scorer_name`` declared ``metric`` binary (see :func:`binary_metrics`)."""
+    if scorer_name not in _binary_metrics:
+        _ = scorer_name in scorer_registry  # loads the modules that register scorers and their declarations
+    return metric in _binary_metrics.get(scorer_name, frozenset())
+
+
 def create_scorer(name: str, **args: Any) -> Scorer:
     """Build the registered scorer ``name`` with ``args``."""
     factory = scorer_registry.get(name)
