@@ -47,8 +47,6 @@ def test_task_options_are_checked() -> None:
         create_task("synthesis", source="medmeta", workflow="golden-rag")
     with pytest.raises(UnknownNameError, match="m3-nope"):
         create_task("synthesis", items=["m3-nope"])
-    with pytest.raises(ConfigError, match="feasibility_ratings"):
-        create_task("synthesis", min_feasibility=3)
     task = create_task("synthesis", source="medmeta", workflow="parametric-cot", text_metrics=False)
     assert len(task.dataset) == 20 and set(task.roles) == {"judge", "evaluator"}
     with pytest.raises(ConfigError, match="panel judges are roles"):
@@ -195,7 +193,10 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
         app, ["synthesis", "feasibility", feasible.run.run_id[:6], str(by_cli), "--store", str(store)]
     )
     assert shown.exit_code == 0 and by_cli.read_text() == path.read_text()
-    kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=3.5, text_metrics=False)
+    assert {json.loads(line)["feasibility"] for line in path.read_text().splitlines()} == {3.5}
+    kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), feasibility_above=3, text_metrics=False)
     assert [s.id for s in kept.dataset] == ITEMS
-    none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=4, text_metrics=False)
-    assert none.dataset == []
+    for above in (3.5, None):  # strictly above, as MedMeta's "over 4" (the default)
+        args = {} if above is None else {"feasibility_above": above}
+        none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), text_metrics=False, **args)
+        assert none.dataset == []

@@ -15,6 +15,8 @@ from ..models import GenerateConfig
 from ..synthesis import (
     DEFAULT_K,
     EVIDENCE_WORKFLOWS,
+    FEASIBILITY_ABOVE,
+    PAPER_QUESTIONS,
     WORKFLOWS,
     Feasibility,
     FeasibilityScore,
@@ -146,12 +148,12 @@ def synthesis(
     n_distractors: int = 50,
     depth: int = 20,
     rerank_top_n: int = 10,
-    n_questions: int = 3,
+    n_questions: int = PAPER_QUESTIONS,
     max_iterations: int = 3,
     threshold: float = 4.0,
     feasibility_runs: int = 3,
     feasibility_ratings: str | None = None,
-    min_feasibility: float | None = None,
+    feasibility_above: float = FEASIBILITY_ABOVE,
     negation_store: str | None = None,
     panel: list[str] | None = None,
     text_metrics: bool = True,
@@ -177,12 +179,13 @@ def synthesis(
         n_distractors: noise documents mixed with the gold studies (``standard-rag``).
         depth: candidates per query before fusion and reranking (``standard-rag``).
         rerank_top_n: candidates the LLM reranker judges; 0 keeps the fused top k.
-        n_questions: sub-questions planned per round (``parametric-cot``, ``standard-rag``).
+        n_questions: sub-questions planned per round (``parametric-cot``, ``standard-rag``); 5 as in MedMeta.
         max_iterations: drafts at most (``parametric-cot``).
         threshold: evaluator score (0-5) that ends the loop (``parametric-cot``).
-        feasibility_runs: ratings averaged, with distinct seeds (``feasibility``).
+        feasibility_runs: ratings averaged, with distinct seeds, at temperature 0.5 as in MedMeta (``feasibility``).
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
-        min_feasibility: keep only items rated at least this in ``feasibility_ratings``.
+        feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
+            above this (MedMeta: over 4).
         negation_store: SQLite file of negations (default: next to the response cache).
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
@@ -202,11 +205,9 @@ def synthesis(
         if unknown:
             raise UnknownNameError(f"{source} synthesis item", unknown[0], by_id)
         samples = [by_id[i] for i in items]
-    if min_feasibility is not None:
-        if feasibility_ratings is None:
-            raise ConfigError("min_feasibility", "needs feasibility_ratings (a file written by export_feasibility)")
+    if feasibility_ratings is not None:
         ratings = read_feasibility(feasibility_ratings)
-        samples = [s for s in samples if (ratings.get(s.id) or 0.0) >= min_feasibility]
+        samples = [s for s in samples if (ratings.get(s.id) or 0.0) > feasibility_above]
     if workflow in EVIDENCE_WORKFLOWS:
         empty = [s.id for s in samples if not s.documents]
         if empty:

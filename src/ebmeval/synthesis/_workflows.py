@@ -84,6 +84,15 @@ async def synthesise(
 DEFAULT_K = 5
 """Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
 
+PAPER_QUESTIONS = 5
+"""Sub-questions per plan and replan, as MedMeta's prompts ask (Appendix C.1 and C.3: "5 key research questions")."""
+
+FEASIBILITY_TEMPERATURE = 0.5
+"""Temperature of each feasibility rating, as MedMeta's three independent runs (Section 3.1)."""
+
+FEASIBILITY_ABOVE = 4.0
+"""MedMeta keeps the items whose mean feasibility rating is over 4 (Section 3.1): strictly above."""
+
 
 class ParametricZeroShot:
     """The conclusion from the review title (and background) alone."""
@@ -108,7 +117,7 @@ class ParametricCoT:
 
     name = "parametric-cot"
 
-    def __init__(self, *, max_iterations: int = 3, threshold: float = 4.0, n_questions: int = 3) -> None:
+    def __init__(self, *, max_iterations: int = 3, threshold: float = 4.0, n_questions: int = PAPER_QUESTIONS) -> None:
         if max_iterations < 1:
             raise ConfigError("max_iterations", f"must be at least 1, not {max_iterations}")
         if not 0 <= threshold <= 5:
@@ -233,7 +242,7 @@ class StandardRAG:
         n_distractors: int = 50,
         depth: int = 20,
         rerank_top_n: int = 10,
-        n_questions: int = 3,
+        n_questions: int = PAPER_QUESTIONS,
         overflow: OverflowPolicy = "truncate",
     ) -> None:
         if k < 1:
@@ -309,7 +318,9 @@ class Feasibility:
 
     name = "feasibility"
 
-    def __init__(self, *, runs: int = 3, temperature: float = 0.7, overflow: OverflowPolicy = "truncate") -> None:
+    def __init__(
+        self, *, runs: int = 3, temperature: float = FEASIBILITY_TEMPERATURE, overflow: OverflowPolicy = "truncate"
+    ) -> None:
         if runs < 1:
             raise ConfigError("feasibility_runs", f"must be at least 1, not {runs}")
         self.runs = runs
