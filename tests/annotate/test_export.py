@@ -237,3 +237,42 @@ def test_concurrent_upserts_on_sqlite_lose_nothing(rubric_study):
         assert len(rows) == 1 and rows[0].revisions == 8 * 25
         assert s.scalar(select(func.count()).select_from(Answer)) == 1
     engine.dispose()
+
+
+def test_rubric_study_shows_annotators_the_rubric_its_judges_used(tmp_path):
+    from ebmeval.annotate import build_form
+    from ebmeval.annotate._answers import study_form
+    from ebmeval.synthesis import MEDMETA_PAPER
+
+    store = tmp_path / "runs.db"
+    runs = make_store(store)
+    writer = RunStore(store)
+    for run_id in runs:
+        spec = {
+            "name": "judge/rubric-0-5",
+            "templates": [t.id for t in (MEDMETA_PAPER.rubric, MEDMETA_PAPER.rubric_retry)],
+        }
+        judged = writer.register_score_set(run_id, spec, "judge/rubric-0-5")
+        writer.put_score(run_id, "s0", 0, judged.id, Score(values={"rubric": 3.0}))
+    writer.close()
+    db = str(tmp_path / "a.db")
+    create_study(db, slug="paper", form="rubric", annotators=["a"], k=1, runs=runs, store=store)
+    engine = make_engine(db)
+    with Session(engine) as s:
+        study = s.query(Study).filter_by(slug="paper").one()
+        form = study_form(study)
+    engine.dispose()
+    assert study.form == "rubric/medmeta-paper"
+    assert (
+        form.field("score").anchors == MEDMETA_PAPER.anchors
+    )  # the judges' anchors, 5 = Excellent … 0 = Contradictory
+    assert form.field("score").anchors["0"] == "Contradictory"
+    assert "(6) Overall Semantic Equivalence" in form.instructions
+    own = build_form("rubric").field("score").anchors
+    assert own["0"] in ebmeval_rubric_text() and own["5"] in ebmeval_rubric_text()  # ebmeval's judge and form agree
+
+
+def ebmeval_rubric_text() -> str:
+    from ebmeval.synthesis import EBMEVAL
+
+    return EBMEVAL.rubric.text

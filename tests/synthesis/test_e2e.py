@@ -200,3 +200,32 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
         args = {} if above is None else {"feasibility_above": above}
         none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), text_metrics=False, **args)
         assert none.dataset == []
+
+
+@pytest.mark.parametrize(
+    "workflow", ["parametric-zero-shot", "parametric-cot", "standard-rag", "golden-rag", "negated-rag", "feasibility"]
+)
+def test_show_prompt_renders_every_workflow_in_both_prompt_sets(workflow: str) -> None:
+    runner = CliRunner()
+    shown = {}
+    for prompts in ("ebmeval", "medmeta-paper"):
+        args = ["show-prompt", "synthesis", "--task-arg", "source=ms2", "--task-arg", f"workflow={workflow}"]
+        result = runner.invoke(app, [*args, "--task-arg", f"prompts={prompts}"])
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("=== ")
+        shown[prompts] = result.output
+    assert shown["ebmeval"] != shown["medmeta-paper"]
+
+
+def test_medmeta_paper_prompts_in_workflows_task_version_and_template_list() -> None:
+    paper = create_task("synthesis", source="ms2", workflow="golden-rag", prompts="medmeta-paper", text_metrics=False)
+    own = create_task("synthesis", source="ms2", workflow="golden-rag", text_metrics=False)
+    assert paper.version != own.version
+    assert "synthesis/medmeta-paper/rubric" in paper.metadata["prompts"]
+    (judge,) = paper.scorers
+    assert [t.id for t in judge.templates][0] == "synthesis/medmeta-paper/rubric@v1"
+    listed = CliRunner().invoke(app, ["list", "templates", "--json"])
+    ids = {row["template"] for row in json.loads(listed.output)}
+    assert {"synthesis/rubric@v2", "synthesis/medmeta-paper/rubric@v1", "synthesis/medmeta-paper/negate@v1"} <= ids
+    with pytest.raises(ConfigError, match="medmeta-paper"):
+        create_task("synthesis", prompts="medmeta")

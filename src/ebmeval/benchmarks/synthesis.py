@@ -25,6 +25,7 @@ from ..synthesis import (
     OverflowPolicy,
     ParametricCoT,
     ParametricZeroShot,
+    PromptSet,
     RetrievalRecall,
     RubricJudge,
     RubricPanel,
@@ -32,6 +33,7 @@ from ..synthesis import (
     SynthesisItem,
     WorkflowName,
     load_jsonl,
+    prompt_set,
     prompt_versions,
     read_feasibility,
     to_sample,
@@ -113,17 +115,20 @@ def _workflow(
     threshold: float,
     feasibility_runs: int,
     negation_store: str | None,
+    prompts: PromptSet,
 ) -> Workflow:
     if name == "parametric-zero-shot":
-        return ParametricZeroShot()
+        return ParametricZeroShot(prompts=prompts)
     if name == "parametric-cot":
-        return ParametricCoT(max_iterations=max_iterations, threshold=threshold, n_questions=n_questions)
+        return ParametricCoT(
+            max_iterations=max_iterations, threshold=threshold, n_questions=n_questions, prompts=prompts
+        )
     if name == "golden-rag":
-        return GoldenRAG(overflow=overflow)
+        return GoldenRAG(overflow=overflow, prompts=prompts)
     if name == "negated-rag":
-        return NegatedRAG(negation_store, overflow=overflow)
+        return NegatedRAG(negation_store, overflow=overflow, prompts=prompts)
     if name == "feasibility":
-        return Feasibility(runs=feasibility_runs, overflow=overflow)
+        return Feasibility(runs=feasibility_runs, overflow=overflow, prompts=prompts)
     pool = list(noise_pool()) + [d for s in samples for d in s.documents]
     return StandardRAG(
         list({d.id: d for d in pool}.values()),
@@ -133,6 +138,7 @@ def _workflow(
         rerank_top_n=rerank_top_n,
         n_questions=n_questions,
         overflow=overflow,
+        prompts=prompts,
     )
 
 
@@ -157,6 +163,7 @@ def synthesis(
     negation_store: str | None = None,
     panel: list[str] | None = None,
     text_metrics: bool = True,
+    prompts: str = "ebmeval",
 ) -> Task:
     """Write the conclusion of a systematic review; graded against the authors' conclusion.
 
@@ -189,7 +196,10 @@ def synthesis(
         negation_store: SQLite file of negations (default: next to the response cache).
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
+        prompts: the prompt set of the workflows and the rubric judges: ``ebmeval`` (ebmeval's own) or
+            ``medmeta-paper`` (MedMeta's appendix prompts and six-criterion rubric, replies "Score: N").
     """
+    chosen_prompts = prompt_set(prompts)
     if workflow not in WORKFLOWS:
         raise ConfigError("workflow", f"must be one of {', '.join(WORKFLOWS)}; not {workflow!r}")
     if overflow not in ("truncate", "map-reduce"):
@@ -231,6 +241,7 @@ def synthesis(
         threshold=threshold,
         feasibility_runs=feasibility_runs,
         negation_store=negation_store,
+        prompts=chosen_prompts,
     )
     roles: list[str] = []
     scorers: list[Scorer] = []
@@ -238,14 +249,14 @@ def synthesis(
         scorers.append(FeasibilityScore())
     else:
         roles.append("judge")
-        scorers.append(RubricJudge("judge"))
+        scorers.append(RubricJudge("judge", prompts=chosen_prompts))
         if panel:
             strangers = [j for j in panel if not _JUDGE_ROLE.match(j)]
             if strangers:
                 raise ConfigError(
                     "panel", f"panel judges are roles judge, judge2 …, each given a model with --role; not {strangers}"
                 )
-            scorers.append(RubricPanel(panel))
+            scorers.append(RubricPanel(panel, prompts=chosen_prompts))
             roles += [j for j in panel if j not in roles]
         if text_metrics:
             scorers += _text_scorers()
@@ -260,10 +271,10 @@ def synthesis(
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(), 8)}",
+        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
-        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions()},
+        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
 
 

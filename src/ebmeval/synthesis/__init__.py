@@ -48,7 +48,15 @@ from ._negation import (
     negate_documents,
     read_negations,
 )
-from ._prompts import prompt_versions
+from ._prompts import (
+    EBMEVAL,
+    MEDMETA_PAPER,
+    PROMPT_SETS,
+    PromptSet,
+    prompt_set,
+    prompt_set_of_template,
+    prompt_versions,
+)
 from ._tables import (
     METRICS,
     Contrast,
@@ -76,6 +84,12 @@ from ._workflows import (
 )
 
 __all__ = [
+    "EBMEVAL",
+    "MEDMETA_PAPER",
+    "PROMPT_SETS",
+    "PromptSet",
+    "prompt_set",
+    "prompt_set_of_template",
     "CRITERIA",
     "Contrast",
     "DEFAULT_K",

@@ -24,21 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._util.errors import ConfigError, UsageError
-from ..models import GenerateConfig
+from ..models import ChatMessage, GenerateConfig
 from ..tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
-from ._evidence import OverflowPolicy, fit_evidence, parse_field, parse_questions, parse_score
+from ._evidence import OverflowPolicy, fit_evidence, format_evidence, parse_field, parse_questions, parse_score
 from ._negation import NegationStore, negate_documents
-from ._prompts import (
-    ANSWER,
-    DRAFT,
-    EVALUATE,
-    FEASIBILITY,
-    PLAN,
-    PREVIOUS,
-    REPLAN,
-    SYNTHESISE,
-    ZERO_SHOT,
-)
+from ._prompts import EBMEVAL, PromptSet
 
 WorkflowName = Literal[
     "parametric-zero-shot", "parametric-cot", "standard-rag", "golden-rag", "negated-rag", "feasibility"
@@ -60,9 +50,22 @@ def _background(sample: Sample) -> str:
     return f"\nBackground: {background}\n" if background else ""
 
 
+def _reply(step: str) -> str:
+    """What a rendered prompt shows in place of the model's reply to ``step``."""
+    return f"<the reply to {step}>"
+
+
+def _user(**steps: str) -> dict[str, list[ChatMessage]]:
+    return {step.replace("__", "/"): [ChatMessage(role="user", content=text)] for step, text in steps.items()}
+
+
 def _require_studies(sample: Sample, workflow: str) -> None:
     if not sample.documents:
         raise UsageError(f"sample '{sample.id}' has no study abstracts, which workflow '{workflow}' needs")
+
+
+def _synthesis_prompt(prompts: PromptSet, sample: Sample, evidence: str) -> str:
+    return prompts.synthesise.render(title=sample.input, background=_background(sample), evidence=evidence)
 
 
 async def synthesise(
@@ -71,13 +74,15 @@ async def synthesise(
     documents: Sequence[Document],
     overflow: OverflowPolicy,
     step: str = "synthesise",
+    prompts: PromptSet = EBMEVAL,
 ) -> tuple[str, dict[str, Any]]:
     """The conclusion written from ``documents`` (fitted to the context window) and the overflow record."""
     fields = {"title": sample.input, "background": _background(sample)}
+    template = prompts.synthesise
     evidence, record = await fit_evidence(
-        ctx, documents, SYNTHESISE.render(evidence="", **fields), title=sample.input, policy=overflow
+        ctx, documents, template.render(evidence="", **fields), title=sample.input, policy=overflow
     )
-    output = await ctx.generate(step, SYNTHESISE.render(evidence=evidence, **fields))
+    output = await ctx.generate(step, template.render(evidence=evidence, **fields))
     return output.text.strip(), record
 
 
@@ -99,10 +104,18 @@ class ParametricZeroShot:
 
     name = "parametric-zero-shot"
 
+    def __init__(self, *, prompts: PromptSet = EBMEVAL) -> None:
+        self.prompts = prompts
+
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``answer`` call."""
-        output = await ctx.generate("answer", ZERO_SHOT.render(title=sample.input, background=_background(sample)))
-        return WorkflowResult(output=output.text.strip(), metadata={"prompts": [ZERO_SHOT.id]})
+        template = self.prompts.zero_shot
+        output = await ctx.generate("answer", template.render(title=sample.input, background=_background(sample)))
+        return WorkflowResult(output=output.text.strip(), metadata={"prompts": [template.id]})
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The one prompt (``show-prompt``)."""
+        return _user(answer=self.prompts.zero_shot.render(title=sample.input, background=_background(sample)))
 
 
 class ParametricCoT:
@@ -117,7 +130,14 @@ class ParametricCoT:
 
     name = "parametric-cot"
 
-    def __init__(self, *, max_iterations: int = 3, threshold: float = 4.0, n_questions: int = PAPER_QUESTIONS) -> None:
+    def __init__(
+        self,
+        *,
+        max_iterations: int = 3,
+        threshold: float = 4.0,
+        n_questions: int = PAPER_QUESTIONS,
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
         if max_iterations < 1:
             raise ConfigError("max_iterations", f"must be at least 1, not {max_iterations}")
         if not 0 <= threshold <= 5:
@@ -125,11 +145,12 @@ class ParametricCoT:
         self.max_iterations = max_iterations
         self.threshold = threshold
         self.n_questions = n_questions
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
-        title, background = sample.input, _background(sample)
-        plan = await ctx.generate("plan", PLAN.render(title=title, background=background, n=str(self.n_questions)))
+        title, background, p = sample.input, _background(sample), self.prompts
+        plan = await ctx.generate("plan", p.plan.render(title=title, background=background, n=str(self.n_questions)))
         questions = parse_questions(plan.text, self.n_questions) or [title]
         notes: list[str] = []
         draft, feedback = "", ""
@@ -137,15 +158,17 @@ class ParametricCoT:
         stop = "max_iterations"
         for i in range(1, self.max_iterations + 1):
             for j, question in enumerate(questions, start=1):
-                answer = await ctx.generate(f"answer/{i}/{j}", ANSWER.render(title=title, question=question))
+                answer = await ctx.generate(f"answer/{i}/{j}", p.answer.render(title=title, question=question))
                 notes.append(f"Q: {question}\nA: {answer.text.strip()}")
-            previous = PREVIOUS.render(draft=draft, feedback=feedback) if draft else ""
+            previous = p.previous.render(draft=draft, feedback=feedback) if draft else ""
             output = await ctx.generate(
                 f"draft/{i}",
-                DRAFT.render(title=title, background=background, notes="\n\n".join(notes), previous=previous),
+                p.draft.render(title=title, background=background, notes="\n\n".join(notes), previous=previous),
             )
             draft = output.text.strip()
-            verdict = await ctx.generate(f"evaluate/{i}", EVALUATE.render(title=title, draft=draft), role="evaluator")
+            verdict = await ctx.generate(
+                f"evaluate/{i}", p.evaluate.render(title=title, plan=plan.text, draft=draft), role="evaluator"
+            )
             score = parse_score(verdict.text, "Score")
             feedback = parse_field(verdict.text, "Feedback") or verdict.text.strip()
             history.append({"iteration": i, "questions": questions, "score": score})
@@ -155,7 +178,10 @@ class ParametricCoT:
             if i == self.max_iterations:
                 break
             replan = await ctx.generate(
-                f"replan/{i}", REPLAN.render(title=title, draft=draft, feedback=feedback, n=str(self.n_questions))
+                f"replan/{i}",
+                p.replan.render(
+                    title=title, draft=draft, feedback=feedback, questions="\n".join(questions), n=str(self.n_questions)
+                ),
             )
             questions = parse_questions(replan.text, self.n_questions) or questions
         return WorkflowResult(
@@ -165,8 +191,25 @@ class ParametricCoT:
                 "stopped_by": stop,
                 "history": history,
                 "threshold": self.threshold,
-                "prompts": [t.id for t in (PLAN, ANSWER, DRAFT, PREVIOUS, EVALUATE, REPLAN)],
+                "prompts": [t.id for t in (p.plan, p.answer, p.draft, p.previous, p.evaluate, p.replan)],
             },
+        )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The prompts of the first iteration and of a revision, replies shown as placeholders."""
+        p, title, background, n = self.prompts, sample.input, _background(sample), str(self.n_questions)
+        notes = "Q: <sub-question 1>\nA: <the reply to answer/1/1>"
+        first = p.draft.render(title=title, background=background, notes=notes, previous="")
+        previous = p.previous.render(draft=_reply("draft/1"), feedback=_reply("evaluate/1"))
+        return _user(
+            plan=p.plan.render(title=title, background=background, n=n),
+            answer__1__1=p.answer.render(title=title, question="<sub-question 1 of the plan>"),
+            draft__1=first,
+            evaluate__1=p.evaluate.render(title=title, plan=_reply("plan"), draft=_reply("draft/1")),
+            replan__1=p.replan.render(
+                title=title, draft=_reply("draft/1"), feedback=_reply("evaluate/1"), questions=_reply("plan"), n=n
+            ),
+            draft__2=p.draft.render(title=title, background=background, notes=notes + "\n\n…", previous=previous),
         )
 
 
@@ -175,14 +218,19 @@ class GoldenRAG:
 
     name = "golden-rag"
 
-    def __init__(self, *, overflow: OverflowPolicy = "truncate") -> None:
+    def __init__(self, *, overflow: OverflowPolicy = "truncate", prompts: PromptSet = EBMEVAL) -> None:
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
         _require_studies(sample, self.name)
-        text, record = await synthesise(ctx, sample, sample.documents, self.overflow)
-        return WorkflowResult(output=text, metadata={"overflow": record, "prompts": [SYNTHESISE.id]})
+        text, record = await synthesise(ctx, sample, sample.documents, self.overflow, prompts=self.prompts)
+        return WorkflowResult(output=text, metadata={"overflow": record, "prompts": [self.prompts.synthesise.id]})
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The synthesis prompt over every gold abstract, uncut."""
+        return _user(synthesise=_synthesis_prompt(self.prompts, sample, format_evidence(sample.documents)))
 
 
 class NegatedRAG:
@@ -191,11 +239,16 @@ class NegatedRAG:
     name = "negated-rag"
 
     def __init__(
-        self, negations: NegationStore | str | Path | None = None, *, overflow: OverflowPolicy = "truncate"
+        self,
+        negations: NegationStore | str | Path | None = None,
+        *,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         self._negations = negations if isinstance(negations, NegationStore) else None
         self._path = None if isinstance(negations, NegationStore) else negations
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     @property
     def negations(self) -> NegationStore:
@@ -207,17 +260,23 @@ class NegatedRAG:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Negate (or reuse the stored negation of) each abstract, then synthesise."""
         _require_studies(sample, self.name)
-        documents, records = await negate_documents(ctx, sample.documents, self.negations)
-        text, record = await synthesise(ctx, sample, documents, self.overflow)
+        documents, records = await negate_documents(ctx, sample.documents, self.negations, prompt=self.prompts.negate)
+        text, record = await synthesise(ctx, sample, documents, self.overflow, prompts=self.prompts)
         return WorkflowResult(
             output=text,
             metadata={
                 "overflow": record,
                 "negations": records,
                 "negation_store": str(self.negations.path),
-                "prompts": [SYNTHESISE.id, records[0]["prompt"]],
+                "prompts": [self.prompts.synthesise.id, records[0]["prompt"]],
             },
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """One negation prompt per abstract, then the synthesis over the negated abstracts."""
+        steps = {f"negate/{d.id}": self.prompts.negate.render(abstract=d.text) for d in sample.documents}
+        steps["synthesise"] = _synthesis_prompt(self.prompts, sample, "<the negated abstracts, numbered as studies>")
+        return {step: [ChatMessage(role="user", content=text)] for step, text in steps.items()}
 
 
 class StandardRAG:
@@ -244,6 +303,7 @@ class StandardRAG:
         rerank_top_n: int = 10,
         n_questions: int = PAPER_QUESTIONS,
         overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         if k < 1:
             raise ConfigError("k", f"must be at least 1, not {k}")
@@ -254,6 +314,7 @@ class StandardRAG:
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
         """The top ``k`` documents for ``queries`` from the sample's noise corpus, gold-flagged."""
@@ -275,7 +336,8 @@ class StandardRAG:
         """Plan queries, retrieve (or replay the recorded retrieval), synthesise."""
         _require_studies(sample, self.name)
         plan = await ctx.generate(
-            "plan", PLAN.render(title=sample.input, background=_background(sample), n=str(self.n_questions))
+            "plan",
+            self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions)),
         )
         # sub-questions alone ("Is it safe?") match any document; anchoring them to the title keeps them on topic
         queries = [sample.input, *(f"{sample.input}: {q}" for q in parse_questions(plan.text, self.n_questions))]
@@ -290,7 +352,9 @@ class StandardRAG:
             ctx.record("retrieve", done)
         retrieved = [RetrievedDocument.model_validate(r) for r in done["documents"]]
         found = sum(1 for r in retrieved if r.gold)
-        text, record = await synthesise(ctx, sample, [r.document for r in retrieved], self.overflow)
+        text, record = await synthesise(
+            ctx, sample, [r.document for r in retrieved], self.overflow, prompts=self.prompts
+        )
         return WorkflowResult(
             output=text,
             retrieved=retrieved,
@@ -303,9 +367,15 @@ class StandardRAG:
                 "gold_total": len(sample.documents),
                 "n_distractors": self.n_distractors,
                 "rerank_top_n": self.rerank_top_n,
-                "prompts": [PLAN.id, SYNTHESISE.id],
+                "prompts": [self.prompts.plan.id, self.prompts.synthesise.id],
             },
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The plan, then the synthesis over the retrieved abstracts (shown as a placeholder)."""
+        plan = self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions))
+        evidence = f"<the top {self.k} retrieved abstracts, numbered as studies>"
+        return _user(plan=plan, synthesise=_synthesis_prompt(self.prompts, sample, evidence))
 
 
 class Feasibility:
@@ -319,29 +389,41 @@ class Feasibility:
     name = "feasibility"
 
     def __init__(
-        self, *, runs: int = 3, temperature: float = FEASIBILITY_TEMPERATURE, overflow: OverflowPolicy = "truncate"
+        self,
+        *,
+        runs: int = 3,
+        temperature: float = FEASIBILITY_TEMPERATURE,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         if runs < 1:
             raise ConfigError("feasibility_runs", f"must be at least 1, not {runs}")
         self.runs = runs
         self.temperature = temperature
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""
         _require_studies(sample, self.name)
-        fields = {"title": sample.input, "conclusion": str(sample.target)}
+        fields, template = {"title": sample.input, "conclusion": str(sample.target)}, self.prompts.feasibility
         evidence, record = await fit_evidence(
-            ctx, sample.documents, FEASIBILITY.render(evidence="", **fields), title=sample.input, policy=self.overflow
+            ctx, sample.documents, template.render(evidence="", **fields), title=sample.input, policy=self.overflow
         )
         scores: list[float | None] = []
         for r in range(self.runs):
             config = GenerateConfig(temperature=self.temperature, seed=ctx.seed + r)
-            output = await ctx.generate(f"rate/{r + 1}", FEASIBILITY.render(evidence=evidence, **fields), config)
+            output = await ctx.generate(f"rate/{r + 1}", template.render(evidence=evidence, **fields), config)
             scores.append(parse_score(output.text, "Score"))
         parsed = [s for s in scores if s is not None]
         mean = statistics.fmean(parsed) if parsed else None
         return WorkflowResult(
             output="" if mean is None else f"{mean:.2f}",
-            metadata={"feasibility": mean, "ratings": scores, "overflow": record, "prompts": [FEASIBILITY.id]},
+            metadata={"feasibility": mean, "ratings": scores, "overflow": record, "prompts": [template.id]},
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The rating prompt over every abstract, uncut (the same for each of the ``runs`` ratings)."""
+        evidence = format_evidence(sample.documents)
+        prompt = self.prompts.feasibility.render(title=sample.input, conclusion=str(sample.target), evidence=evidence)
+        return _user(rate__1=prompt)
