@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from ..prompts import DEFAULT as DEFAULT_PROMPTS
+from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task, Workflow
 from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
@@ -29,6 +31,7 @@ def mcq_task(
     k: int = 8,
     query: QueryMode = "question",
     oracle: bool = False,
+    prompt_set: PromptSet = DEFAULT_PROMPTS,
 ) -> Task:
     """A multiple-choice task: a :func:`~ebmeval.workflows.qa_workflow`, the letter parser and its scorer.
 
@@ -43,7 +46,8 @@ def mcq_task(
     question is answered over its top ``k`` documents, queried by the question (or question
     and options); ``oracle`` answers over the sample's own gold documents instead. A hash of
     the index's identity (retriever, its parameters and encoders, the corpus hash) joins the
-    task version, so answers over another index are another run.
+    task version, so answers over another index are another run. ``prompt_set`` words every
+    instruction (``ebmeval.prompts.PromptSet``).
     """
     if answer_format not in ("lenient", "strict"):
         raise ConfigError("answer_format", f"must be 'lenient' or 'strict', not {answer_format!r}")
@@ -56,6 +60,7 @@ def mcq_task(
         overflow=overflow,
         answer_from=answer_from,
         strict=strict,
+        prompt_set=prompt_set,
     )
     scorer = multi_answer(unparsed, also_lenient=strict) if multi else accuracy(unparsed, also_lenient=strict)
     version = f"{data_version}.{workflow.version}"

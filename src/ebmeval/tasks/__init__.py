@@ -25,6 +25,7 @@ from ._task import (
     scorer_registry,
     task,
     task_registry,
+    with_scorer_args,
 )
 
 __all__ = [
@@ -61,4 +62,5 @@ __all__ = [
     "scorer_registry",
     "task",
     "task_registry",
+    "with_scorer_args",
 ]
