@@ -69,8 +69,13 @@ def test_medmeta_abstracts_are_joined_by_pmid_from_a_user_file(tmp_path: Path) -
         + json.dumps({"id": "99999999", "text": "Unrelated."})
         + "\n"
     )
-    task = create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus), items=["medmeta-1"])
+    with pytest.raises(ConfigError, match=r"medmeta-1 \(1 of 7\).*lower min_coverage"):
+        create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus), items=["medmeta-1"])
+    args = {"source": "medmeta", "workflow": "golden-rag", "abstracts": str(corpus), "items": ["medmeta-1"]}
+    task = create_task("synthesis", min_coverage=0.1, **args)
     (sample,) = task.dataset
+    assert sample.metadata["abstract_coverage"] == pytest.approx(1 / 7)
+    assert "only 1 of 7 primary-study abstracts joined" in sample.metadata["data_issue"]
     assert [(d.id, d.title, d.text) for d in sample.documents] == [
         ("30188960", "Esmolol in sepsis", "Esmolol lowered heart rate.")
     ]

@@ -88,6 +88,37 @@ def join_abstracts(samples: list[Sample], path: str) -> list[Sample]:
     return joined
 
 
+def check_coverage(samples: list[Sample], min_coverage: float) -> list[Sample]:
+    """Samples whose joined abstracts cover at least ``min_coverage`` of their listed PMIDs.
+
+    Raises ``ConfigError`` naming every sample below it (k of n joined). A sample above it but
+    not complete keeps ``metadata["abstract_coverage"]`` = k / n and a ``data_issue`` saying how
+    many abstracts are missing, so every summary that includes it names it.
+    """
+    if not 0 < min_coverage <= 1:
+        raise ConfigError("min_coverage", f"must be in (0, 1], not {min_coverage}")
+    short, kept = [], []
+    for sample in samples:
+        listed = len(sample.metadata.get("study_pmids", [])) or len(sample.documents)
+        share = len(sample.documents) / listed if listed else 0.0
+        if share < min_coverage:
+            short.append(f"{sample.id} ({len(sample.documents)} of {listed})")
+            continue
+        metadata = {**sample.metadata, "abstract_coverage": share}
+        if share < 1:
+            missing = f"only {len(sample.documents)} of {listed} primary-study abstracts joined"
+            metadata["data_issue"] = "; ".join(filter(None, (str(sample.metadata.get("data_issue") or ""), missing)))
+        kept.append(sample.model_copy(update={"metadata": metadata}))
+    if short:
+        raise ConfigError(
+            "min_coverage",
+            f"{len(short)} items have fewer than {min_coverage:.0%} of their primary-study abstracts joined: "
+            f"{', '.join(short[:5])}{' …' if len(short) > 5 else ''}; join the missing abstracts, pick items with "
+            "items=[...], or lower min_coverage (partial items are then named in every summary)",
+        )
+    return kept
+
+
 def load_synthesis(source: Source = "m3", path: str | None = None) -> list[Sample]:
     """The samples of a shipped source, or of a JSONL file of the item schema (``source="file"``)."""
     if source == "file":
@@ -160,6 +191,7 @@ def synthesis(
     feasibility_runs: int = 3,
     feasibility_ratings: str | None = None,
     feasibility_above: float = FEASIBILITY_ABOVE,
+    min_coverage: float = 1.0,
     negation_store: str | None = None,
     panel: list[str] | None = None,
     text_metrics: bool = True,
@@ -180,6 +212,8 @@ def synthesis(
         items: keep only these item ids, in this order.
         abstracts: for ``medmeta``, a PubMed XML, JSONL, CSV or folder of the primary studies'
             abstracts, joined by PMID (:func:`join_abstracts`).
+        min_coverage: with ``abstracts`` and an evidence workflow, the share of an item's listed PMIDs
+            whose abstracts must join; an item below it is refused (:func:`check_coverage`).
         overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
             exceeds the context window; recorded in the generation's metadata.
         k: documents kept after reranking (``standard-rag``).
@@ -228,6 +262,8 @@ def synthesis(
                 + (", or join abstracts=PATH (PubMed XML, JSONL or CSV keyed by PMID)" if source == "medmeta" else "")
                 + ", or keep the items that have them with items=[...]",
             )
+        if abstracts is not None:
+            samples = check_coverage(samples, min_coverage)
     chosen = _workflow(
         workflow,
         samples,
