@@ -160,8 +160,8 @@ def load_medmeta(
     ``date`` and ``year``), ``URL``, ``Number of refs`` (``reference_count``) and ``Specialty``, so
     runs can be broken down with ``--by year``. A row that repeats a PMID, lists another number of
     PMIDs than ``Number of refs``, or is in :data:`KNOWN_ISSUES` gets ``metadata["data_issue"]``.
-    PMIDs without an abstract in ``abstracts`` are left out of ``studies`` and listed in ``metadata["missing_pmids"]`` and in
-    ``report``.
+    PMIDs without an abstract in ``abstracts`` are left out of ``studies`` and listed in
+    ``metadata["missing_pmids"]`` and in ``report``.
     """
     source = Path(path)
     report = report if report is not None else JoinReport()
