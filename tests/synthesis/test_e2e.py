@@ -14,7 +14,7 @@ from ebmeval.judges import panel_agreement
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.report import collect
-from ebmeval.runner import RunConfig, run
+from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
 from ebmeval.synthesis import export_feasibility, synthesis_contrasts, synthesis_table
 from ebmeval.tasks import create_task
@@ -234,3 +234,58 @@ def test_medmeta_paper_prompts_in_workflows_task_version_and_template_list() -> 
     assert {"synthesis/rubric@v2", "synthesis/medmeta-paper/rubric@v1", "synthesis/medmeta-paper/negate@v1"} <= ids
     with pytest.raises(ConfigError, match="medmeta-paper"):
         create_task("synthesis", prompts="medmeta")
+
+
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A hybrid (BM25 + dense, RRF) index built with the CLI over the MS² and three M3 items' studies plus noise."""
+    from ebmeval.benchmarks.synthesis import load_synthesis
+
+    folder = tmp_path_factory.mktemp("index")
+    samples = load_synthesis("ms2") + [s for s in load_synthesis("m3") if s.id in ITEMS]
+    noise = [{"id": f"noise-{i}", "title": "Acne creams", "text": f"Topical cream {i} for acne."} for i in range(30)]
+    rows = [{"id": d.id, "title": d.title or "", "text": d.text} for s in samples for d in s.documents] + noise
+    source = folder / "abstracts.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = CliRunner()
+    done = runner.invoke(app, ["corpus", "ingest", str(source), "--out", str(folder / "corpus")])
+    assert done.exit_code == 0, done.output
+    built = runner.invoke(
+        app, ["index", "build", str(folder / "corpus"), "--out", str(folder / "hybrid"), "--retriever", "hybrid"]
+    )
+    assert built.exit_code == 0, built.output
+    return folder / "hybrid"
+
+
+@pytest.mark.parametrize(("source", "items"), [("ms2", None), ("m3", ITEMS)])
+def test_standard_rag_over_a_user_index_keeps_k_per_query_and_records_recall(
+    tmp_path: Path, shared_index: Path, source: str, items: list[str] | None
+) -> None:
+    store = tmp_path / "runs.sqlite"
+    args = {"source": source, "workflow": "standard-rag", "retrieval": str(shared_index), "k": 2, "text_metrics": False}
+    config = RunConfig(task="synthesis", task_args={**args, **({"items": items} if items else {})}, store=str(store))
+    result = run(config.model_copy(update={"cache": False}), models=models(ScriptedModel(reply_by_prompt())))
+    assert result.progress.errors == 0
+    reader = RunStore(store)
+    for sample, generation in reader.generations(result.run.run_id):
+        meta = generation.metadata
+        assert meta["design"] == "index" and meta["gold_total"] == len(sample.documents)
+        queries = len(meta["queries"])  # the title and the two planned sub-questions
+        assert queries == 3 and len(generation.retrieved or []) <= 2 * queries
+        gold = {d.id for d in sample.documents}
+        assert all(r.gold == (r.document.id in gold) for r in generation.retrieved or [])
+        assert meta["recall"] == sum(1 for r in generation.retrieved or [] if r.gold) / len(gold)
+    (recall,) = [m for m in summarize(reader, result.run.run_id).metrics if m.metric == "recall" and m.group is None]
+    assert recall.value is not None and recall.value > 0
+    reader.close()
+
+
+def test_index_options_are_checked(shared_index: Path) -> None:
+    with pytest.raises(ConfigError, match="only workflow 'standard-rag' retrieves"):
+        create_task("synthesis", source="ms2", workflow="golden-rag", retrieval=str(shared_index))
+    with pytest.raises(ConfigError, match="give retrieval=INDEX"):
+        create_task("synthesis", source="ms2", workflow="standard-rag", reranker="/nowhere")
+    with pytest.raises(ConfigError, match="not a local cross-encoder model folder"):
+        create_task(
+            "synthesis", source="ms2", workflow="standard-rag", retrieval=str(shared_index), reranker="/nowhere"
+        )

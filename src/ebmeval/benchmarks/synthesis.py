@@ -21,6 +21,7 @@ from ..synthesis import (
     Feasibility,
     FeasibilityScore,
     GoldenRAG,
+    IndexRAG,
     NegatedRAG,
     OverflowPolicy,
     ParametricCoT,
@@ -192,6 +193,8 @@ def synthesis(
     feasibility_ratings: str | None = None,
     feasibility_above: float = FEASIBILITY_ABOVE,
     min_coverage: float = 1.0,
+    retrieval: str | None = None,
+    reranker: str | None = None,
     negation_store: str | None = None,
     panel: list[str] | None = None,
     text_metrics: bool = True,
@@ -212,6 +215,12 @@ def synthesis(
         items: keep only these item ids, in this order.
         abstracts: for ``medmeta``, a PubMed XML, JSONL, CSV or folder of the primary studies'
             abstracts, joined by PMID (:func:`join_abstracts`).
+        retrieval: for ``standard-rag``, an index folder built with ``ebmeval index build`` (e.g.
+            ``--retriever hybrid``: BM25 + dense, reciprocal rank fusion) over one shared corpus:
+            MedMeta's S-RAG design, ``k`` documents per query (:class:`IndexRAG`). Without it, the
+            per-item design: the item's gold studies plus ``n_distractors`` noise documents.
+        reranker: with ``retrieval``, a local cross-encoder model folder that reorders each
+            query's ``depth`` candidates before the top ``k`` are kept.
         min_coverage: with ``abstracts`` and an evidence workflow, the share of an item's listed PMIDs
             whose abstracts must join; an item below it is refused (:func:`check_coverage`).
         overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
@@ -252,7 +261,11 @@ def synthesis(
     if feasibility_ratings is not None:
         ratings = read_feasibility(feasibility_ratings)
         samples = [s for s in samples if (ratings.get(s.id) or 0.0) > feasibility_above]
-    if workflow in EVIDENCE_WORKFLOWS:
+    if (retrieval is not None or reranker is not None) and workflow != "standard-rag":
+        raise ConfigError("retrieval", f"only workflow 'standard-rag' retrieves; not {workflow!r}")
+    if reranker is not None and retrieval is None:
+        raise ConfigError("reranker", "reranks the candidates of an index: give retrieval=INDEX too")
+    if workflow in EVIDENCE_WORKFLOWS and retrieval is None:
         empty = [s.id for s in samples if not s.documents]
         if empty:
             raise ConfigError(
@@ -264,20 +277,26 @@ def synthesis(
             )
         if abstracts is not None:
             samples = check_coverage(samples, min_coverage)
-    chosen = _workflow(
-        workflow,
-        samples,
-        overflow=overflow,
-        k=k,
-        n_distractors=n_distractors,
-        depth=depth,
-        rerank_top_n=rerank_top_n,
-        n_questions=n_questions,
-        max_iterations=max_iterations,
-        threshold=threshold,
-        feasibility_runs=feasibility_runs,
-        negation_store=negation_store,
-        prompts=chosen_prompts,
+    chosen = (
+        _index_rag(
+            retrieval, reranker, k=k, depth=depth, n_questions=n_questions, overflow=overflow, prompts=chosen_prompts
+        )
+        if retrieval
+        else _workflow(
+            workflow,
+            samples,
+            overflow=overflow,
+            k=k,
+            n_distractors=n_distractors,
+            depth=depth,
+            rerank_top_n=rerank_top_n,
+            n_questions=n_questions,
+            max_iterations=max_iterations,
+            threshold=threshold,
+            feasibility_runs=feasibility_runs,
+            negation_store=negation_store,
+            prompts=chosen_prompts,
+        )
     )
     roles: list[str] = []
     scorers: list[Scorer] = []
@@ -307,11 +326,46 @@ def synthesis(
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}",
+        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}" + _index_version(retrieval),
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
+
+
+def _index_rag(
+    retrieval: str,
+    reranker: str | None,
+    *,
+    k: int,
+    depth: int,
+    n_questions: int,
+    overflow: OverflowPolicy,
+    prompts: PromptSet,
+) -> IndexRAG:
+    """S-RAG over the index at ``retrieval``, reranked by the cross-encoder folder ``reranker`` when given."""
+    from ..rag import CrossEncoderReranker, load_index
+
+    cross = CrossEncoderReranker(reranker, top_n=max(depth, k)) if reranker else None
+    return IndexRAG(
+        load_index(retrieval),
+        index=retrieval,
+        reranker=cross,
+        k=k,
+        depth=depth,
+        n_questions=n_questions,
+        overflow=overflow,
+        prompts=prompts,
+    )
+
+
+def _index_version(retrieval: str | None) -> str:
+    """``.<index hash>`` when retrieving from an index (a rebuilt index is another task version), else empty."""
+    if retrieval is None:
+        return ""
+    from ..rag import index_identity
+
+    return f".{index_identity(retrieval)['hash'][:12]}"
 
 
 def _text_scorers() -> list[Scorer]:

@@ -318,7 +318,8 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
     document matches (its id, else its PMID), so several snippets of one gold article count once;
     |gold sources| is the size of the sample's gold set: ``metadata["gold_ids"]`` or ``["pmids"]``
     when given, else its documents (a synthesis item's studies), as ``synthesis/retrieval-recall``
-    counts them; only a sample with neither falls back to the gold sources retrieved.
+    counts them, or the ``gold_total`` the workflow recorded (S-RAG over an index: the item's listed
+    studies); only a sample with none of these falls back to the gold sources retrieved.
     """
     curves: list[NDArray[np.float64]] = []
     for sample, generation in store.generations(run_id):
@@ -335,7 +336,7 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
             if new:
                 seen.add(source)
             found.append(1.0 if new else 0.0)
-        total = len(gold_ids) or len(seen)
+        total = int(generation.metadata.get("gold_total") or 0) or len(gold_ids) or len(seen)
         if total:
             curves.append(np.cumsum(found) / total)
     if not curves:

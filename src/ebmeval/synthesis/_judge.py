@@ -14,6 +14,7 @@ from ..prompts import PromptTemplate
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
 from ._prompts import EBMEVAL, RUBRIC_RETRY_SCHEMA, PromptSet, prompt_set
+from ._workflows import gold_studies
 
 RUBRIC_MAX_TOKENS = 1024
 """Default reply budget of a rubric grade: five criteria, a justification and the overall line."""
@@ -198,18 +199,22 @@ class RetrievalRecall:
     """``synthesis/retrieval-recall``: how many gold studies the retrieval put in the top k.
 
     recall = |gold ∩ retrieved| / |gold|, precision = |gold ∩ retrieved| / |retrieved|;
-    ``None`` for a generation without retrieval.
+    ``None`` for a generation without retrieval. Gold is the item's studies; over a shared index
+    (S-RAG's ``index`` design) its listed study PMIDs, a study counted once however many of its
+    chunks were retrieved.
     """
 
     name = "synthesis/retrieval-recall"
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Count the gold documents among the retrieved ones."""
-        if generation.retrieved is None or not sample.documents:
+        index = generation.metadata.get("design") == "index"
+        gold = gold_studies(sample) if index else {d.id for d in sample.documents}
+        if generation.retrieved is None or not gold:
             return Score(values={"recall": None, "precision": None})
-        gold = {d.id for d in sample.documents}
-        found = sum(1 for r in generation.retrieved if r.document.id in gold)
-        precision = found / len(generation.retrieved) if generation.retrieved else None
+        hits = [r for r in generation.retrieved if r.document.id in gold or (index and r.gold)]
+        found = len({str(r.document.metadata.get("pmid", r.document.id)) for r in hits}) if index else len(hits)
+        precision = len(hits) / len(generation.retrieved) if generation.retrieved else None
         return Score(values={"recall": found / len(gold), "precision": precision})
 
 

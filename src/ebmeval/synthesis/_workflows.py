@@ -18,10 +18,11 @@ interrupted sample resumes after its last finished call.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.errors import ConfigError, UsageError
 from ..models import ChatMessage, GenerateConfig
@@ -29,6 +30,9 @@ from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Workflow
 from ._evidence import OverflowPolicy, fit_evidence, format_evidence, parse_field, parse_questions, parse_score
 from ._negation import NegationStore, negate_documents
 from ._prompts import EBMEVAL, PromptSet
+
+if TYPE_CHECKING:
+    from ..rag import CrossEncoderReranker, Retriever
 
 WorkflowName = Literal[
     "parametric-zero-shot", "parametric-cot", "standard-rag", "golden-rag", "negated-rag", "feasibility"
@@ -292,6 +296,8 @@ class StandardRAG:
     """
 
     name = "standard-rag"
+    design = "per-item"
+    """``per-item``: each item's gold studies plus seeded noise (``index``: :class:`IndexRAG`)."""
 
     def __init__(
         self,
@@ -316,6 +322,14 @@ class StandardRAG:
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
 
+    def gold_total(self, sample: Sample) -> int:
+        """The gold studies recall divides by: the item's studies."""
+        return len(sample.documents)
+
+    def found(self, retrieved: Sequence[RetrievedDocument]) -> int:
+        """Gold documents among the retrieved ones."""
+        return sum(1 for r in retrieved if r.gold)
+
     async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
         """The top ``k`` documents for ``queries`` from the sample's noise corpus, gold-flagged."""
         from ..rag import HybridRetriever, LLMPointwiseReranker, multi_query_retrieve, noise_corpus
@@ -334,7 +348,8 @@ class StandardRAG:
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Plan queries, retrieve (or replay the recorded retrieval), synthesise."""
-        _require_studies(sample, self.name)
+        if self.design == "per-item":
+            _require_studies(sample, self.name)
         plan = await ctx.generate(
             "plan",
             self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions)),
@@ -351,7 +366,7 @@ class StandardRAG:
         else:
             ctx.record("retrieve", done)
         retrieved = [RetrievedDocument.model_validate(r) for r in done["documents"]]
-        found = sum(1 for r in retrieved if r.gold)
+        found, total = self.found(retrieved), self.gold_total(sample)
         text, record = await synthesise(
             ctx, sample, [r.document for r in retrieved], self.overflow, prompts=self.prompts
         )
@@ -362,9 +377,10 @@ class StandardRAG:
                 "overflow": record,
                 "queries": queries,
                 "k": self.k,
-                "recall": found / len(sample.documents),
+                "recall": found / total if total else None,
                 "gold_retrieved": found,
-                "gold_total": len(sample.documents),
+                "gold_total": total,
+                "design": self.design,
                 "n_distractors": self.n_distractors,
                 "rerank_top_n": self.rerank_top_n,
                 "prompts": [self.prompts.plan.id, self.prompts.synthesise.id],
@@ -376,6 +392,73 @@ class StandardRAG:
         plan = self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions))
         evidence = f"<the top {self.k} retrieved abstracts, numbered as studies>"
         return _user(plan=plan, synthesise=_synthesis_prompt(self.prompts, sample, evidence))
+
+
+def gold_studies(sample: Sample) -> set[str]:
+    """The PMIDs of an item's primary studies: ``metadata["study_pmids"]``, else its documents' ids."""
+    listed = sample.metadata.get("study_pmids")
+    return {str(p) for p in listed} if isinstance(listed, list) and listed else {d.id for d in sample.documents}
+
+
+class IndexRAG(StandardRAG):
+    """MedMeta's S-RAG: retrieval over one shared index, ``k`` documents per query, an optional cross-encoder.
+
+    The index is any folder built with ``ebmeval index build`` (BM25, dense, or ``hybrid``: BM25
+    and dense fused by reciprocal rank). Each query (the title and each planned sub-question,
+    anchored to the title) retrieves ``depth`` candidates; the cross-encoder at ``reranker`` (a
+    local model folder), when given, reorders them; the top ``k`` of each query are kept, and the
+    union over queries, first seen first, is the evidence (so up to ``k`` × queries documents).
+    A document is gold when its id or PMID is one of the item's primary studies
+    (:func:`gold_studies`); ``metadata["recall"]`` = gold studies retrieved / gold studies.
+    """
+
+    design = "index"
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        index: str = "",
+        reranker: CrossEncoderReranker | None = None,
+        k: int = DEFAULT_K,
+        depth: int = 20,
+        n_questions: int = PAPER_QUESTIONS,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
+        super().__init__(
+            [], k=k, depth=depth, rerank_top_n=0, n_questions=n_questions, overflow=overflow, prompts=prompts
+        )
+        self.retriever = retriever
+        self.index = index
+        self.reranker = reranker
+
+    async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
+        """The top ``k`` of each query from the index (reranked when a cross-encoder is given), gold-flagged."""
+        gold = gold_studies(sample)
+        found = await asyncio.to_thread(self.retriever.retrieve, queries, max(self.depth, self.k))
+        kept: dict[str, RetrievedDocument] = {}
+        for query, candidates in zip(queries, found, strict=True):
+            top = await self.reranker.rerank(query, candidates, self.k) if self.reranker else candidates[: self.k]
+            for hit in top:
+                kept.setdefault(hit.document.id, hit)
+        ranked = list(kept.values())
+        return [
+            hit.model_copy(update={"rank": i, "gold": _source(hit.document) in gold or hit.document.id in gold})
+            for i, hit in enumerate(ranked, start=1)
+        ]
+
+    def gold_total(self, sample: Sample) -> int:
+        """The item's primary studies, retrieved or not."""
+        return len(gold_studies(sample))
+
+    def found(self, retrieved: Sequence[RetrievedDocument]) -> int:
+        """Distinct gold studies among the retrieved documents (several chunks of one study count once)."""
+        return len({_source(r.document) for r in retrieved if r.gold})
+
+
+def _source(document: Document) -> str:
+    return str(document.metadata.get("pmid", document.id))
 
 
 class Feasibility:
