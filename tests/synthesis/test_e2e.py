@@ -281,6 +281,8 @@ def test_standard_rag_over_a_user_index_keeps_k_per_query_and_records_recall(
 
 
 def test_index_options_are_checked(shared_index: Path) -> None:
+    medmeta = create_task("synthesis", source="medmeta", workflow="standard-rag", retrieval=str(shared_index))
+    assert len(medmeta.dataset) == 20 and medmeta.workflow.design == "index"  # no joined abstracts needed
     with pytest.raises(ConfigError, match="only workflow 'standard-rag' retrieves"):
         create_task("synthesis", source="ms2", workflow="golden-rag", retrieval=str(shared_index))
     with pytest.raises(ConfigError, match="give retrieval=INDEX"):
