@@ -195,3 +195,20 @@ def test_reproduce_reads_the_score_set_its_scorer_options_made(tmp_path: Path) -
     ]
     assert lca[0]["run_id"] == lca[1]["run_id"] and lca[0]["score_set"] != lca[1]["score_set"]
     assert (round(lca[0]["value"], 4), round(lca[1]["value"], 4)) == (0.1948, 0.1798)
+
+
+def test_medmeta_table_2_under_the_papers_prompts_beside_the_published_means(tmp_path: Path) -> None:
+    args = ("reproduce", "medmeta", "--model", "scripted:Statins help.", "--limit", "2", "--json")
+    roles = ("--role", "judge=scripted:Score: 3", "--role", "evaluator=scripted:Score: 5")
+    done = ebmeval(*args, *roles, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert {r["condition"] for r in payload["runs"]} == {"P-ZS", "P-CoT"}
+    table = _table(payload, "Table 2")
+    assert table["header"][2:8] == ["P-ZS", "P-ZS paper", "P-ZS Δ", "P-CoT", "P-CoT paper", "P-CoT Δ"]
+    rows = {row[1] or row[0]: row for row in table["rows"]}
+    assert rows["scripted:Statins help."][2] == "3.000"  # the judge's "Score: 3", read without a retry
+    assert rows["Gemini Flash 2.5"][3:8] == ["2.10", "—", "—", "2.90", "—"]
+    cell = next(c for c in table["cells"] if c["column"] == "P-CoT" and c["value"] is not None)
+    shown = json.loads(ebmeval("show", cell["run_id"], "--json", cwd=tmp_path).stdout)
+    assert shown["config"]["task_args"]["prompts"] == "medmeta-paper"
