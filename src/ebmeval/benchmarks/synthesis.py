@@ -329,6 +329,7 @@ def synthesis(
         version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}" + _index_version(retrieval),
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
+        role_defaults={"negator": DEFAULT_NEGATOR} if workflow == "negated-rag" else {},
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
 
@@ -357,6 +358,11 @@ def _index_rag(
         overflow=overflow,
         prompts=prompts,
     )
+
+
+DEFAULT_NEGATOR = "local"
+"""The negator when ``--role negator`` names none: one fixed model (the bundled local model), so every model
+under evaluation is compared on the same negated evidence; each run's summary says so."""
 
 
 def _index_version(retrieval: str | None) -> str:

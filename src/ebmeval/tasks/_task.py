@@ -127,6 +127,9 @@ class Task:
 
     roles: Sequence[str] = ()
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
+    role_defaults: dict[str, str] = field(default_factory=dict)
+    """Role → model spec playing it when the run names none (else the model under evaluation plays it):
+    a role whose output must be the same for every model compared, such as the negator."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
 
