@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from ebmeval.benchmarks.medthink_reasoning import AnswerAccuracy, gold_letter, options_of
 from ebmeval.cli._app import app
+from ebmeval.report import collect
+from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
 
 JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
@@ -99,6 +101,21 @@ def test_paper_settings_reach_the_judge_and_accuracy_and_steps_come_from_one_run
     assert metrics[("medthink/accuracy", "accuracy")]["value"] == pytest.approx(2 / 3)
     assert metrics[("judge/steps-without-reference[judge=judge]", "steps_covered")]["value"] == pytest.approx(2 / 3)
     assert metrics[("judge/steps-with-reference-single[judge=judge]", "steps_supported")]["value"] == 1.0
+
+    # the judges' calls, tokens, time and cost in the report (MedThink Fig. 5c)
+    store = RunStore(tmp_path / "runs.sqlite", read_only=True)
+    report = collect(store, [summary["run_id"]], prices={"openai-compatible/judge": (1.0, 2.0)})
+    store.close()
+    usage = report.calls[summary["run_id"]]
+    assert {u.role for u in usage} == {"judge"} and sum(u.calls for u in usage) == len(judged)
+    assert sum(u.input_tokens for u in usage) == 10 * len(judged) and sum(u.output_tokens for u in usage) == 5 * len(
+        judged
+    )
+    table = report.calls_table()
+    assert table.title == "Judge and role calls" and all(
+        row[1:3] == ["judge", "openai-compatible/judge"] for row in table.rows
+    )
+    assert sum(row[-1] for row in table.rows) == pytest.approx(20 * len(judged) / 1e6)
 
 
 @pytest.mark.parametrize(

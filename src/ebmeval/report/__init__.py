@@ -1,7 +1,7 @@
 """Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
 
 from ..tables import Table, latex_escape
-from ._build import HumanComparison, Prices, Report, collect, panel_table, recall_curve
+from ._build import HumanComparison, Prices, Report, RoleUsage, collect, panel_table, recall_curve, role_usage
 from ._compare import Contrast, compare, compare_runs, metric_values
 from ._human import POOLED, SIGN, Agreement, AgreementReport, HumanContrast, agreement_report, condition_label
 from ._render import ReportFiles, write_report
@@ -17,6 +17,7 @@ __all__ = [
     "Prices",
     "Report",
     "ReportFiles",
+    "RoleUsage",
     "Table",
     "agreement_report",
     "collect",
@@ -27,5 +28,6 @@ __all__ = [
     "latex_escape",
     "metric_values",
     "recall_curve",
+    "role_usage",
     "write_report",
 ]

@@ -48,6 +48,8 @@ class Report:
     """Judge-versus-human comparisons, one per (study, judge metric, human field)."""
     panels: dict[str, PanelAgreement] = field(default_factory=dict)
     """Inter-judge agreement of each run scored by a judge panel."""
+    calls: dict[str, list[RoleUsage]] = field(default_factory=dict)
+    """Per run, the recorded calls of every role but the model under evaluation (judges, negator …)."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -62,6 +64,8 @@ class Report:
             tables.append(self.human_table())
         if self.panels:
             tables.append(self.panel_table())
+        if any(self.calls.values()):
+            tables.append(self.calls_table())
         tables.append(self.provenance_table())
         return tables
 
@@ -246,6 +250,43 @@ class Report:
             )
         return table
 
+    def calls_table(self) -> Table:
+        """Calls, tokens, time and (where priced) cost of the judges and other roles, per run."""
+        table = Table(
+            "Judge and role calls",
+            [
+                "run",
+                "role",
+                "model",
+                "steps",
+                Column("calls", "number"),
+                Column("prompt tokens", "number"),
+                Column("completion tokens", "number"),
+                Column("model seconds", "number", fmt="{:.1f}"),
+                Column("cost", "number", fmt="${:.4f}"),
+            ],
+        )
+        for run in self.runs:
+            for u in self.calls.get(run.run_id, []):
+                price = self.prices.get(u.model)
+                cost = None if price is None else (u.input_tokens * price[0] + u.output_tokens * price[1]) / 1e6
+                table.add(
+                    self.labels[run.run_id],
+                    u.role,
+                    u.model,
+                    u.steps,
+                    u.calls,
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.seconds,
+                    cost,
+                )
+        table.notes.append(
+            "Calls recorded in the run store (a replayed or cached call counts once, when it was made); "
+            "model seconds = the sum of the calls' latencies; cost from the --prices file (USD per million prompt and completion tokens)."
+        )
+        return table
+
     def cost(self, run: RunRecord, summary: RunSummary) -> float | None:
         """Estimated cost of the run's tokens when a price is configured for its model."""
         if run.model not in self.prices:
@@ -256,6 +297,42 @@ class Report:
     def _varying(self) -> set[str]:
         """Task options whose values differ between the runs (they name the columns)."""
         return _varying_args(self.runs)
+
+
+@dataclass(frozen=True)
+class RoleUsage:
+    """The recorded calls of one role's model in a run, grouped by the scorer or workflow step family."""
+
+    role: str
+    model: str
+    steps: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+
+def role_usage(store: RunStore, run_id: str) -> list[RoleUsage]:
+    """Calls of every role but ``model`` in a run (judges, negator, evaluator …), by role, model and step family.
+
+    The family is the step name up to its last ``/`` (``judge/steps-with-reference`` for its per-step
+    calls). Tokens and latencies are those each call's reply recorded.
+    """
+    totals: dict[tuple[str, str, str], list[float]] = {}
+    for sample, generation in store.generations(run_id):
+        for step, payload in store.steps(run_id, sample.id, generation.epoch):
+            role = payload.get("role")
+            if not role or role == "model" or "output" not in payload:
+                continue
+            output = payload["output"]
+            usage = output.get("usage") or {}
+            family = step.rsplit("/", 1)[0] if "/" in step else step
+            row = totals.setdefault((str(role), str(payload.get("model", "?")), family), [0, 0, 0, 0.0])
+            row[0] += 1
+            row[1] += int(usage.get("input_tokens", 0))
+            row[2] += int(usage.get("output_tokens", 0))
+            row[3] += float(output.get("latency", 0.0))
+    return [RoleUsage(r, m, f, int(v[0]), int(v[1]), int(v[2]), v[3]) for (r, m, f), v in sorted(totals.items())]
 
 
 def collect(
@@ -282,7 +359,8 @@ def collect(
         for run in runs
         for panel in panel_score_sets(store, run.run_id)[:1]
     }
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
+    calls = {r.run_id: role_usage(store, r.run_id) for r in runs}
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, calls)
 
 
 def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:
