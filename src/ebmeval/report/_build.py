@@ -283,7 +283,8 @@ class Report:
                 )
         table.notes.append(
             "Calls recorded in the run store (a replayed or cached call counts once, when it was made); "
-            "model seconds = the sum of the calls' latencies; cost from the --prices file (USD per million prompt and completion tokens)."
+            "model seconds = the sum of the calls' latencies; "
+            "cost from the --prices file (USD per million prompt and completion tokens)."
         )
         return table
 
