@@ -143,3 +143,25 @@ def test_request_seed_is_sent_literally(server: tuple[str, list[dict[str, Any]]]
     result = CliRunner().invoke(app, [*args, "--request-seed", "42"])
     assert result.exit_code == 0, result.output
     assert [b["seed"] for b in bodies] == [42, 42]  # without the flag each sample gets its own derived seed
+
+
+def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> None:
+    store = str(tmp_path / "r.sqlite")
+    args = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    done = CliRunner().invoke(
+        app, [*args, "--model", "scripted:Final answer: A", "--limit", "3", "--store", store, "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    run_id = json.loads(done.stdout[done.stdout.index("{") :])["run_id"]
+    judges = ["--judge", f"strict=scripted:{JUDGE_REPLY}", "--judge", "lenient=scripted:no"]
+    swept = CliRunner().invoke(
+        app, ["sweep", run_id, *judges, "--prompt", "p1", "--prompt", "p2", "--store", store, "--json"]
+    )
+    assert swept.exit_code == 0, swept.output
+    rows = json.loads(swept.stdout)
+    assert [(r["judge"], r["prompt"]) for r in rows] == [("strict", "p1"), ("lenient", "p1"), ("strict", "p2")]
+    assert [r["mean"] for r in rows] == [1.0, 0.0, 1.0] and all(r["n"] == 3 for r in rows)
+    again = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store, "--json"])
+    assert [r["scored"] for r in json.loads(again.stdout)] == [0, 0]  # stored scores are reused, nothing judged twice
+    table = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store]).stdout
+    assert table.splitlines()[0].startswith("| strategy | judge | prompt | mean [95% CI]")
