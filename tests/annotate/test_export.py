@@ -151,6 +151,12 @@ def test_opposite_biases_of_two_conditions_are_reported_per_condition_and_the_po
     diff = np.subtract(x, y)
     assert contrast.cohens_d == pytest.approx(diff.mean() / diff.std(ddof=1), rel=1e-12)
 
+    from ebmeval.report import HumanComparison, collect
+
+    reader = RunStore(store, read_only=True)
+    titles = [t.title for t in collect(reader, runs, human=[HumanComparison("s1", "judge", "rubric")]).tables()]
+    reader.close()
+    assert "Judge versus human" in titles and "Human scores between conditions: study s1, field score" in titles
     md = report.to_markdown()
     assert SIGN in md and POOLED in md and "+1.000" in md and "-1.000" in md and "Cohen's d_z" in md
     assert json.loads(json.dumps(report.to_dict()))["sign"] == SIGN

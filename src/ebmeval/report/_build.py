@@ -62,6 +62,7 @@ class Report:
             tables.append(self.recall_table())
         if self.human:
             tables.append(self.human_table())
+            tables += [h.contrast_table() for h in self.human if h.contrasts]
         if self.panels:
             tables.append(self.panel_table())
         if any(self.calls.values()):

@@ -167,7 +167,7 @@ class AgreementReport:
     def contrast_table(self) -> Table:
         """Paired tests of the human scores between conditions."""
         table = Table(
-            "Human scores between conditions",
+            f"Human scores between conditions: study {self.study}, field {self.field}",
             [
                 "a",
                 "b",
