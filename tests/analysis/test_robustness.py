@@ -11,6 +11,7 @@ from ebmeval.analysis import format_table, human_agreement, read_human_scores, s
 from ebmeval.benchmarks.medthink_reasoning import ZeroShotReasoning, parse_final_answer
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.report import SIGN
 from ebmeval.runner import RunConfig, run
 from ebmeval.scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
 from ebmeval.stats import bootstrap_ci, cohen_kappa, pearson
@@ -137,6 +138,8 @@ def test_human_agreement_from_csv(tmp_path: Path) -> None:
     human, auto = [0.5, 0.5, 1.0, 0.75], [0.25, 0.5, 0.75, 1.0]
     assert result.pearson.value == pytest.approx(pearson(human, auto).value)
     assert result.bland_altman.value == pytest.approx(sum(h - a for h, a in zip(human, auto, strict=True)) / 4)
+    assert result.sign == SIGN and result.sign.startswith("d = human − judge")  # as `annotate report`
+    assert result.condition.startswith("medthink")
 
 
 def test_human_agreement_needs_three_matches(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sqlalchemy.orm import Session
 
@@ -28,7 +29,12 @@ HUMAN = {  # (sample, model) -> the score every annotator gives; the judge says 
 }
 
 
-def make_store(path: Path) -> list[str]:
+def alternating(i: int, model: str) -> float:
+    return 0.5 if i % 2 else -0.5
+
+
+def make_store(path: Path, offset=alternating) -> list[str]:
+    """Two runs (conditions), judged at the human score + ``offset(i, model)``."""
     store = RunStore(path)
     runs = []
     for model in MODELS:
@@ -48,7 +54,7 @@ def make_store(path: Path) -> list[str]:
             )
             store.put_generation(run_id, sample, gen)
             if i < 6:
-                judge = HUMAN[(sample.id, model)] + (0.5 if i % 2 else -0.5)
+                judge = HUMAN[(sample.id, model)] + offset(i, model)
                 judged = store.register_score_set(run_id, {"name": "judge"}, "judge")
                 store.put_score(run_id, sample.id, 0, judged.id, Score(values={"rubric": judge}))
         runs.append(run_id)
@@ -105,8 +111,55 @@ def test_run_study_round_trip_into_the_store_and_judge_report(tmp_path):
     assert report.pearson is not None and report.pearson["value"] > 0.9
     assert report.judge_alpha is not None and report.judge_alpha < 1.0
     md = report.to_markdown()
-    assert "Pearson r" in md and "Bland-Altman bias" in md and "12 generations scored by both" in md
+    assert "Pearson r" in md and "bias (human − judge)" in md and "12 generations scored by both" in md
     assert json.dumps(report.to_dict())
+
+
+def test_opposite_biases_of_two_conditions_are_reported_per_condition_and_the_pooled_value_labelled(tmp_path):
+    from scipy import stats
+
+    from ebmeval.report import POOLED, SIGN
+
+    store = tmp_path / "runs.db"
+    # the judge scores condition one a point below the humans and condition two a point above
+    runs = make_store(store, lambda i, model: (-1 if model == "model-one" else 1) + (0.5 if i % 2 else -0.5))
+    db = str(tmp_path / "a.db")
+    create_study(db, slug="s1", form="rubric", annotators=["a", "b"], k=2, runs=runs, store=store)
+    answer_everything(db, "s1", lambda a, shown: str(HUMAN[(a.item.item_key, shown.candidate.system.name)]))
+    import_scores(db, "s1", store)
+
+    report = agreement_report(store, "s1", judge="judge", metric="rubric")
+    one, two = report.conditions
+    assert (one.condition, two.condition) == ("toy · model-one", "toy · model-two")
+    assert one.bland_altman["bias"] == pytest.approx(1.0) and two.bland_altman["bias"] == pytest.approx(-1.0)
+    assert report.bland_altman["bias"] == pytest.approx(0.0) and report.pooled.condition == POOLED
+    assert one.n_pairs == two.n_pairs == 6 and report.n_pairs == 12
+    human = {m: [float(HUMAN[(f"s{i}", m)]) for i in range(6)] for m in MODELS}
+    judge = {
+        m: [h + (-1 if m == "model-one" else 1) + (0.5 if i % 2 else -0.5) for i, h in enumerate(human[m])]
+        for m in MODELS
+    }
+    assert one.pearson["value"] == pytest.approx(stats.pearsonr(judge["model-one"], human["model-one"])[0], rel=1e-12)
+    d = np.subtract(human["model-two"], judge["model-two"])
+    assert two.bland_altman["loa"][1] == pytest.approx(d.mean() + 1.959963984540054 * d.std(ddof=1), rel=1e-12)
+
+    (contrast,) = report.contrasts
+    x, y = human["model-one"], human["model-two"]
+    assert contrast.n == 6 and contrast.difference == pytest.approx(np.mean(x) - np.mean(y))
+    assert contrast.p_t == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
+    assert contrast.p_wilcoxon == pytest.approx(stats.wilcoxon(x, y, method="approx").pvalue, rel=1e-9)
+    diff = np.subtract(x, y)
+    assert contrast.cohens_d == pytest.approx(diff.mean() / diff.std(ddof=1), rel=1e-12)
+
+    from ebmeval.report import HumanComparison, collect
+
+    reader = RunStore(store, read_only=True)
+    titles = [t.title for t in collect(reader, runs, human=[HumanComparison("s1", "judge", "rubric")]).tables()]
+    reader.close()
+    assert "Judge versus human" in titles and "Human scores between conditions: study s1, field score" in titles
+    md = report.to_markdown()
+    assert SIGN in md and POOLED in md and "+1.000" in md and "-1.000" in md and "Cohen's d_z" in md
+    assert json.loads(json.dumps(report.to_dict()))["sign"] == SIGN
 
 
 def test_pairwise_study_maps_preferences_to_systems(tmp_path):
@@ -190,3 +243,42 @@ def test_concurrent_upserts_on_sqlite_lose_nothing(rubric_study):
         assert len(rows) == 1 and rows[0].revisions == 8 * 25
         assert s.scalar(select(func.count()).select_from(Answer)) == 1
     engine.dispose()
+
+
+def test_rubric_study_shows_annotators_the_rubric_its_judges_used(tmp_path):
+    from ebmeval.annotate import build_form
+    from ebmeval.annotate._answers import study_form
+    from ebmeval.synthesis import MEDMETA_PAPER
+
+    store = tmp_path / "runs.db"
+    runs = make_store(store)
+    writer = RunStore(store)
+    for run_id in runs:
+        spec = {
+            "name": "judge/rubric-0-5",
+            "templates": [t.id for t in (MEDMETA_PAPER.rubric, MEDMETA_PAPER.rubric_retry)],
+        }
+        judged = writer.register_score_set(run_id, spec, "judge/rubric-0-5")
+        writer.put_score(run_id, "s0", 0, judged.id, Score(values={"rubric": 3.0}))
+    writer.close()
+    db = str(tmp_path / "a.db")
+    create_study(db, slug="paper", form="rubric", annotators=["a"], k=1, runs=runs, store=store)
+    engine = make_engine(db)
+    with Session(engine) as s:
+        study = s.query(Study).filter_by(slug="paper").one()
+        form = study_form(study)
+    engine.dispose()
+    assert study.form == "rubric/medmeta-paper"
+    assert (
+        form.field("score").anchors == MEDMETA_PAPER.anchors
+    )  # the judges' anchors, 5 = Excellent … 0 = Contradictory
+    assert form.field("score").anchors["0"] == "Contradictory"
+    assert "(6) Overall Semantic Equivalence" in form.instructions
+    own = build_form("rubric").field("score").anchors
+    assert own["0"] in ebmeval_rubric_text() and own["5"] in ebmeval_rubric_text()  # ebmeval's judge and form agree
+
+
+def ebmeval_rubric_text() -> str:
+    from ebmeval.synthesis import EBMEVAL
+
+    return EBMEVAL.rubric.text

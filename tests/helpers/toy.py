@@ -15,6 +15,7 @@ from ebmeval.tasks import (
     Score,
     Task,
     WorkflowResult,
+    binary_metrics,
 )
 
 
@@ -38,6 +39,9 @@ class ExactLetter:
         if not generation.answer.parsed:
             return Score(values={"accuracy": None})
         return Score(values={"accuracy": float(generation.answer.value == sample.target)})
+
+
+binary_metrics("exact", "accuracy")
 
 
 def parse_letter(output: str, sample: Sample) -> ParsedAnswer:

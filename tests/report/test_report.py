@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -10,13 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
+from scipy import stats as scipy_stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from ebmeval.report import Table, collect, compare_runs, latex_escape, recall_curve, write_report
 from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
 from ebmeval.tables import Column
-from ebmeval.tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
+from ebmeval.tasks import Document, Generation, RetrievedDocument, Sample, SampleContext, Score, WorkflowResult
 from tests.helpers.toy import scripted_model, toy_task
 
 
@@ -66,6 +68,38 @@ def test_contrast_uses_mcnemar_on_binary_metrics(tmp_path: Path) -> None:
     assert contrast.pvalue == pytest.approx(reference.pvalue, rel=1e-12)
     assert contrast.pvalue_adjusted == pytest.approx(reference.pvalue, rel=1e-12)  # one test: Holm changes nothing
     assert contrast.difference == pytest.approx(np.mean(values_a) - np.mean(values_b))
+
+
+class ZeroOneRubric:
+    """A 0-5 rubric scorer (not declared binary) that happens to give only 0s and 1s."""
+
+    name = "toy/rubric-0-5"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        return Score(values={"score": float(generation.output.strip() == "A")})
+
+
+def test_contrast_test_follows_the_declared_metric_type_not_the_values(tmp_path: Path) -> None:
+    task = toy_task(40)
+    task.scorers = [ZeroOneRubric()]
+    store_path = str(tmp_path / "runs.sqlite")
+    a = run(RunConfig(task="toy", store=store_path, cache=False), task=task, models={"model": scripted_model()})
+
+    def mostly_b(messages, _config):
+        if "Final letter" not in messages[-1].content:
+            return "thinking"
+        return "A" if int(messages[-1].content.split()[1].rstrip(":")[1:]) % 4 == 0 else "B"
+
+    b = run(
+        RunConfig(task="toy", store=store_path, cache=False, seed=1),
+        task=task,
+        models={"model": scripted_model(mostly_b)},
+    )
+    (contrast,) = compare_runs(RunStore(store_path), [a.run.run_id, b.run.run_id])
+    x, y = np.ones(40), np.array([1.0 if i % 4 == 0 else 0.0 for i in range(40)])
+    assert contrast.test == "paired-t"
+    assert contrast.pvalue == pytest.approx(scipy_stats.ttest_rel(x, y).pvalue, rel=1e-9)
+    assert contrast.effect_size == pytest.approx(np.mean(x - y) / np.std(x - y, ddof=1), rel=1e-12)
 
 
 def test_latex_tables_parse_and_escape(tmp_path: Path) -> None:
@@ -136,11 +170,19 @@ def test_cli_report_and_compare(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "rep" / "report.html").exists()
-    done = subprocess.run(
-        [*cli, "compare", a, b, "--store", str(store.path), "--json"], cwd=tmp_path, capture_output=True, text=True
-    )
-    (row,) = json.loads(done.stdout)
-    assert row["test"] == "mcnemar" and row["n"] == 40
+    # the toy scorer declares its metric binary where it is defined: the process must import it
+    declared = [sys.executable, "-c", "import tests.helpers.toy; from ebmeval.cli import main; main()"]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([*sys.path, str(Path(__file__).parents[2])])}
+    for command, test in ((cli, "paired-t"), (declared, "mcnemar")):
+        done = subprocess.run(
+            [*command, "compare", a, b, "--store", str(store.path), "--json"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=environment,
+        )
+        (row,) = json.loads(done.stdout)
+        assert row["test"] == test and row["n"] == 40
 
 
 def test_judge_versus_human_section(tmp_path: Path) -> None:
@@ -166,9 +208,10 @@ def test_judge_versus_human_section(tmp_path: Path) -> None:
     means = [(x + y) / 2 for x, y in zip(human["ann1"], human["ann2"], strict=True)]
     assert comparison.n_pairs == 6
     assert comparison.pearson["value"] == pytest.approx(pearsonr(judge, means).statistic, rel=1e-12)
-    assert comparison.bland_altman["bias"] == pytest.approx(np.mean(np.subtract(judge, means)), rel=1e-12)
+    assert comparison.bland_altman["bias"] == pytest.approx(np.mean(np.subtract(means, judge)), rel=1e-12)
     files = write_report(data, tmp_path / "rep")
-    assert "Judge versus human" in files.markdown.read_text()
+    markdown = files.markdown.read_text()
+    assert "Judge versus human" in markdown and "bias (human − judge)" in markdown and "pooled" in markdown
     assert any(p.stem == "human-0" for p in files.figures)
 
 
@@ -197,6 +240,25 @@ def test_recall_counts_each_gold_article_once(tmp_path: Path) -> None:
         models={"model": scripted_model()},
     )
     assert recall_curve(RunStore(tmp_path / "r.sqlite"), result.run.run_id) == pytest.approx([0.5, 0.5, 0.5, 1.0])
+
+
+def test_synthesis_recall_divides_by_the_studies_of_the_item_not_the_gold_found(tmp_path: Path) -> None:
+    from ebmeval.synthesis import RetrievalRecall
+
+    task = toy_task(1)
+    studies = [Document(id=f"d{i}", text="t") for i in (1, 3, 5, 7)]  # four gold studies; d1, d3 retrieved
+    task.dataset = [s.model_copy(update={"documents": studies}) for s in task.dataset]
+    task.workflow = RetrievingWorkflow()
+    task.scorers = [RetrievalRecall()]
+    result = run(
+        RunConfig(task="toy", store=str(tmp_path / "r.sqlite"), cache=False),
+        task=task,
+        models={"model": scripted_model()},
+    )
+    store = RunStore(tmp_path / "r.sqlite")
+    ((_sample, _epoch, _label, score),) = store.scores(result.run.run_id)
+    assert score.values["recall"] == 0.5
+    assert recall_curve(store, result.run.run_id) == pytest.approx([0.0, 0.25, 0.25, 0.5])
 
 
 def test_long_list_options_are_shortened_in_labels_but_stay_distinct() -> None:

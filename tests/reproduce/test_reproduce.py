@@ -220,3 +220,39 @@ def test_a_preset_takes_options_of_its_own(tmp_path: Path) -> None:
         reproduce(preset, ["baseline/random"], options={"labels": "x.tsv"})
     with pytest.raises(UsageError, match="name at least one model"):
         reproduce(preset, [])
+
+
+def test_medmeta_table_2_under_the_papers_prompts_beside_the_published_means(tmp_path: Path) -> None:
+    args = ("reproduce", "medmeta", "--model", "scripted:Statins help.", "--limit", "2", "--json")
+    roles = ("--role", "judge=scripted:Score: 3", "--role", "evaluator=scripted:Score: 5")
+    done = ebmeval(*args, *roles, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert {r["condition"] for r in payload["runs"]} == {"P-ZS", "P-CoT"}
+    table = _table(payload, "Table 2")
+    assert table["header"][2:8] == ["P-ZS", "P-ZS paper", "P-ZS Δ", "P-CoT", "P-CoT paper", "P-CoT Δ"]
+    rows = {row[1] or row[0]: row for row in table["rows"]}
+    assert rows["scripted:Statins help."][2] == "3.000"  # the judge's "Score: 3", read without a retry
+    assert rows["Gemini Flash 2.5"][3:8] == ["2.10", "—", "—", "2.90", "—"]
+    cell = next(c for c in table["cells"] if c["column"] == "P-CoT" and c["value"] is not None)
+    shown = json.loads(ebmeval("show", cell["run_id"], "--json", cwd=tmp_path).stdout)
+    assert shown["config"]["task_args"]["prompts"] == "medmeta-paper"
+
+
+def test_medthink_reasoning_and_accuracy_from_one_run_beside_the_printed_values(tmp_path: Path) -> None:
+    verdicts = json.dumps({"supported": True, "required": 4, "covered": 3, **{str(i): True for i in range(1, 40)}})
+    args = ("reproduce", "medthink", "--model", "scripted:Final answer: A", "--limit", "4", "--json")
+    done = ebmeval(*args, "--role", f"judge=scripted:{verdicts}", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    (run,) = payload["runs"]
+    table = _table(payload, "Fig. 3, text")
+    cells = {c["column"]: c for c in table["cells"] if c["model"] == "scripted:Final answer: A"}
+    assert {c["run_id"] for c in cells.values()} == {run["run_id"]}  # one run gives all three
+    assert cells["LLM-w-Ref"]["value"] == 1.0 and cells["LLM-w/o-Ref"]["value"] == 0.75
+    store = RunStore(tmp_path / "runs" / "ebmeval.sqlite", read_only=True)
+    golds = [str(sample.target) for sample, _generation in store.generations(run["run_id"])]
+    store.close()
+    assert cells["accuracy"]["value"] == pytest.approx(sum(g.startswith("A") for g in golds) / len(golds))
+    rows = {row[1]: row for row in table["rows"] if row[1]}
+    assert rows["MedGemma-27B"][3] == "0.769"

@@ -73,3 +73,23 @@ def test_scorer_options_keep_the_tasks_own() -> None:
     assert scorer.unparsed == "skip" and scorer.lca_credit == (1, 0.5, 0.2)
     with pytest.raises(ConfigError, match="has no scorer 'judge'"):
         with_scorer_args(create_task("caremedeval"), {"judge": {}})
+
+
+def test_a_role_the_task_defaults_is_played_by_that_model_and_said_so(tmp_path) -> None:
+    from ebmeval.runner import RunConfig, run, summarize
+    from ebmeval.store import RunStore
+    from ebmeval.tasks import create_task
+
+    task = create_task("synthesis", source="ms2", workflow="negated-rag", text_metrics=False)
+    assert task.role_defaults == {"negator": "local"}  # the same negator for every model under evaluation
+    task.role_defaults = {"negator": "scripted:NEGATED"}
+    config = RunConfig(task="synthesis", model="scripted:Score: 3", store=str(tmp_path / "r.sqlite"), cache=False)
+    result = run(config, task=task)
+    assert result.progress.errors == 0
+    store = RunStore(tmp_path / "r.sqlite", read_only=True)
+    notes = summarize(store, result.run.run_id).notes
+    (_sample, generation), *_ = store.generations(result.run.run_id)
+    store.close()
+    assert any(n.startswith("role negator: played by the task's default model (scripted/NEGATED)") for n in notes)
+    assert any(n.startswith("role judge: played by the model under evaluation") for n in notes)
+    assert {r["negator"] for r in generation.metadata["negations"]} == {"scripted/NEGATED"}

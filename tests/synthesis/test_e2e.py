@@ -14,7 +14,7 @@ from ebmeval.judges import panel_agreement
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.report import collect
-from ebmeval.runner import RunConfig, run
+from ebmeval.runner import RunConfig, run, summarize
 from ebmeval.store import RunStore
 from ebmeval.synthesis import export_feasibility, synthesis_contrasts, synthesis_table
 from ebmeval.tasks import create_task
@@ -47,8 +47,6 @@ def test_task_options_are_checked() -> None:
         create_task("synthesis", source="medmeta", workflow="golden-rag")
     with pytest.raises(UnknownNameError, match="m3-nope"):
         create_task("synthesis", items=["m3-nope"])
-    with pytest.raises(ConfigError, match="feasibility_ratings"):
-        create_task("synthesis", min_feasibility=3)
     task = create_task("synthesis", source="medmeta", workflow="parametric-cot", text_metrics=False)
     assert len(task.dataset) == 20 and set(task.roles) == {"judge", "evaluator"}
     with pytest.raises(ConfigError, match="panel judges are roles"):
@@ -71,8 +69,13 @@ def test_medmeta_abstracts_are_joined_by_pmid_from_a_user_file(tmp_path: Path) -
         + json.dumps({"id": "99999999", "text": "Unrelated."})
         + "\n"
     )
-    task = create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus), items=["medmeta-1"])
+    with pytest.raises(ConfigError, match=r"medmeta-1 \(1 of 7\).*lower min_coverage"):
+        create_task("synthesis", source="medmeta", workflow="golden-rag", abstracts=str(corpus), items=["medmeta-1"])
+    args = {"source": "medmeta", "workflow": "golden-rag", "abstracts": str(corpus), "items": ["medmeta-1"]}
+    task = create_task("synthesis", min_coverage=0.1, **args)
     (sample,) = task.dataset
+    assert sample.metadata["abstract_coverage"] == pytest.approx(1 / 7)
+    assert "only 1 of 7 primary-study abstracts joined" in sample.metadata["data_issue"]
     assert [(d.id, d.title, d.text) for d in sample.documents] == [
         ("30188960", "Esmolol in sepsis", "Esmolol lowered heart rate.")
     ]
@@ -195,7 +198,96 @@ def test_panel_agreement_and_feasibility_export(tmp_path: Path) -> None:
         app, ["synthesis", "feasibility", feasible.run.run_id[:6], str(by_cli), "--store", str(store)]
     )
     assert shown.exit_code == 0 and by_cli.read_text() == path.read_text()
-    kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=3.5, text_metrics=False)
+    assert {json.loads(line)["feasibility"] for line in path.read_text().splitlines()} == {3.5}
+    kept = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), feasibility_above=3, text_metrics=False)
     assert [s.id for s in kept.dataset] == ITEMS
-    none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), min_feasibility=4, text_metrics=False)
-    assert none.dataset == []
+    for above in (3.5, None):  # strictly above, as MedMeta's "over 4" (the default)
+        args = {} if above is None else {"feasibility_above": above}
+        none = create_task("synthesis", items=ITEMS, feasibility_ratings=str(path), text_metrics=False, **args)
+        assert none.dataset == []
+
+
+@pytest.mark.parametrize(
+    "workflow", ["parametric-zero-shot", "parametric-cot", "standard-rag", "golden-rag", "negated-rag", "feasibility"]
+)
+def test_show_prompt_renders_every_workflow_in_both_prompt_sets(workflow: str) -> None:
+    runner = CliRunner()
+    shown = {}
+    for prompts in ("ebmeval", "medmeta-paper"):
+        args = ["show-prompt", "synthesis", "--task-arg", "source=ms2", "--task-arg", f"workflow={workflow}"]
+        result = runner.invoke(app, [*args, "--task-arg", f"prompts={prompts}"])
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("=== ")
+        shown[prompts] = result.output
+    assert shown["ebmeval"] != shown["medmeta-paper"]
+
+
+def test_medmeta_paper_prompts_in_workflows_task_version_and_template_list() -> None:
+    paper = create_task("synthesis", source="ms2", workflow="golden-rag", prompts="medmeta-paper", text_metrics=False)
+    own = create_task("synthesis", source="ms2", workflow="golden-rag", text_metrics=False)
+    assert paper.version != own.version
+    assert "synthesis/medmeta-paper/rubric" in paper.metadata["prompts"]
+    (judge,) = paper.scorers
+    assert [t.id for t in judge.templates][0] == "synthesis/medmeta-paper/rubric@v1"
+    listed = CliRunner().invoke(app, ["list", "templates", "--json"])
+    ids = {row["template"] for row in json.loads(listed.output)}
+    assert {"synthesis/rubric@v2", "synthesis/medmeta-paper/rubric@v1", "synthesis/medmeta-paper/negate@v1"} <= ids
+    with pytest.raises(ConfigError, match="medmeta-paper"):
+        create_task("synthesis", prompts="medmeta")
+
+
+@pytest.fixture(scope="module")
+def shared_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A hybrid (BM25 + dense, RRF) index built with the CLI over the MS² and three M3 items' studies plus noise."""
+    from ebmeval.benchmarks.synthesis import load_synthesis
+
+    folder = tmp_path_factory.mktemp("index")
+    samples = load_synthesis("ms2") + [s for s in load_synthesis("m3") if s.id in ITEMS]
+    noise = [{"id": f"noise-{i}", "title": "Acne creams", "text": f"Topical cream {i} for acne."} for i in range(30)]
+    rows = [{"id": d.id, "title": d.title or "", "text": d.text} for s in samples for d in s.documents] + noise
+    source = folder / "abstracts.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    runner = CliRunner()
+    done = runner.invoke(app, ["corpus", "ingest", str(source), "--out", str(folder / "corpus")])
+    assert done.exit_code == 0, done.output
+    built = runner.invoke(
+        app, ["index", "build", str(folder / "corpus"), "--out", str(folder / "hybrid"), "--retriever", "hybrid"]
+    )
+    assert built.exit_code == 0, built.output
+    return folder / "hybrid"
+
+
+@pytest.mark.parametrize(("source", "items"), [("ms2", None), ("m3", ITEMS)])
+def test_standard_rag_over_a_user_index_keeps_k_per_query_and_records_recall(
+    tmp_path: Path, shared_index: Path, source: str, items: list[str] | None
+) -> None:
+    store = tmp_path / "runs.sqlite"
+    args = {"source": source, "workflow": "standard-rag", "retrieval": str(shared_index), "k": 2, "text_metrics": False}
+    config = RunConfig(task="synthesis", task_args={**args, **({"items": items} if items else {})}, store=str(store))
+    result = run(config.model_copy(update={"cache": False}), models=models(ScriptedModel(reply_by_prompt())))
+    assert result.progress.errors == 0
+    reader = RunStore(store)
+    for sample, generation in reader.generations(result.run.run_id):
+        meta = generation.metadata
+        assert meta["design"] == "index" and meta["gold_total"] == len(sample.documents)
+        queries = len(meta["queries"])  # the title and the two planned sub-questions
+        assert queries == 3 and len(generation.retrieved or []) <= 2 * queries
+        gold = {d.id for d in sample.documents}
+        assert all(r.gold == (r.document.id in gold) for r in generation.retrieved or [])
+        assert meta["recall"] == sum(1 for r in generation.retrieved or [] if r.gold) / len(gold)
+    (recall,) = [m for m in summarize(reader, result.run.run_id).metrics if m.metric == "recall" and m.group is None]
+    assert recall.value is not None and recall.value > 0
+    reader.close()
+
+
+def test_index_options_are_checked(shared_index: Path) -> None:
+    medmeta = create_task("synthesis", source="medmeta", workflow="standard-rag", retrieval=str(shared_index))
+    assert len(medmeta.dataset) == 20 and medmeta.workflow.design == "index"  # no joined abstracts needed
+    with pytest.raises(ConfigError, match="only workflow 'standard-rag' retrieves"):
+        create_task("synthesis", source="ms2", workflow="golden-rag", retrieval=str(shared_index))
+    with pytest.raises(ConfigError, match="give retrieval=INDEX"):
+        create_task("synthesis", source="ms2", workflow="standard-rag", reranker="/nowhere")
+    with pytest.raises(ConfigError, match="not a local cross-encoder model folder"):
+        create_task(
+            "synthesis", source="ms2", workflow="standard-rag", retrieval=str(shared_index), reranker="/nowhere"
+        )

@@ -63,7 +63,7 @@ def test_medmeta_join_reports_missing_pmids(tmp_path: Path) -> None:
     path = tmp_path / "m.csv"
     path.write_text(
         "Number,Meta Analysis Name,URL,PMID,Conclusion,References,Date,Number of refs\n"
-        '1,Title one,u,99,Conclusion one.,"111, 222 333",d,3\n'
+        '1,Title one,u,99,Conclusion one.,"111, 222 333","May 31, 2024",3\n'
     )
     report = JoinReport()
     (item,) = load_medmeta(path, {"222": Document(id="222", text="Abstract 222", title="T222")}, report)
@@ -71,6 +71,42 @@ def test_medmeta_join_reports_missing_pmids(tmp_path: Path) -> None:
     assert item.metadata["missing_pmids"] == ["111", "333"]
     assert (report.reviews, report.pmids, report.joined) == (1, 3, 1)
     assert report.missing == {"medmeta-1": ["111", "333"]}
+    assert (item.metadata["year"], item.metadata["url"], item.metadata["reference_count"]) == (2024, "u", 3)
+    assert "data_issue" not in item.metadata
+
+
+def test_medmeta_rows_that_contradict_themselves_are_flagged(tmp_path: Path) -> None:
+    path = tmp_path / "m.csv"
+    path.write_text(
+        "Number,Meta Analysis Name,URL,PMID,Conclusion,References,Date,Number of refs\n"
+        '8,Eight,u,99,C.,"1, 2, 3, 4, 5, 6, 7, 8, 9, 10","August 31, 2024",8\n'
+        '13,Thirteen,u,98,C.,"11 12 11","December 30, 2024",3\n'
+        '2,Two,u,97,C.,"21","March 31, 2025",1\n'
+        '4,Four,u,96,C.,"31","x",1\n'
+    )
+    with pytest.raises(DataError, match="m.csv:5: field 'Date': no year"):
+        load_medmeta(path, {})
+    path.write_text("\n".join(path.read_text().splitlines()[:4]) + "\n")
+    eight, thirteen, two = load_medmeta(path, {})
+    assert eight.metadata["data_issue"] == "References lists 10 PMIDs for 8 references (Number of refs)"
+    assert thirteen.metadata["data_issue"] == "PMID 11 listed twice in References"
+    assert "does not match the title" in two.metadata["data_issue"]
+
+
+def test_shipped_medmeta_items_carry_year_and_reference_count_and_their_issues() -> None:
+    from ebmeval.tasks import create_task
+
+    task = create_task("synthesis", source="medmeta", workflow="parametric-zero-shot", text_metrics=False)
+    by_id = {s.id: s for s in task.dataset}
+    assert {s.metadata["year"] for s in task.dataset} == {2024, 2025}
+    assert (
+        by_id["medmeta-8"].metadata["reference_count"] == 8 and "10 PMIDs" in by_id["medmeta-8"].metadata["data_issue"]
+    )
+    assert sorted(i for i, s in by_id.items() if s.metadata.get("data_issue")) == [
+        "medmeta-13",
+        "medmeta-2",
+        "medmeta-8",
+    ]
 
 
 @needs_data

@@ -104,3 +104,40 @@ async def test_retrieval_recall_counts_gold_among_retrieved() -> None:
         "recall": None,
         "precision": None,
     }
+
+
+PAPER_REPLY = (
+    "1. Justification: The generated conclusion keeps the main finding and most specifics but omits the "
+    "certainty of the evidence.\n2. Score: 4"
+)
+
+
+async def test_medmeta_paper_rubric_is_the_papers_and_its_reply_format_parses_without_a_retry() -> None:
+    from ebmeval.synthesis import MEDMETA_PAPER
+
+    api = ScriptedModel([PAPER_REPLY])
+    ctx = context(api)
+    score = await RubricJudge(prompts=MEDMETA_PAPER)(SAMPLE, GENERATION, ctx)
+    assert score.values == {"rubric": 4.0} and ctx.steps == ["judge/rubric-0-5"]  # no retry
+    assert score.explanation.startswith("The generated conclusion keeps the main finding")
+    assert score.metadata["prompt"] == "synthesis/medmeta-paper/rubric@v1"
+    prompt = api.requests[0][0][-1].content
+    for text in (  # MedMeta Appendix E.1 and E.2
+        "You are an expert **Clinical Research Scientist and Critical Appraiser**",
+        "5 = Excellent Equivalent (all criteria met)",
+        "4 = High Equivalent (main findings + most specifics)",
+        "3 = Moderate Equivalent (main findings but missing details)",
+        "2 = Low Related (some elements, misrepresents core)",
+        "1 = Very Low Related (substantially different)",
+        "0 = Contradictory",
+        "(5) Safety/Tolerability - adverse effects if applicable;",
+        "(6) Overall Semantic Equivalence - core message preservation.",
+        "1. Justification: [Your detailed explanation]\n2. Score: [Your score from 0-5]",
+    ):
+        assert text in prompt
+    assert "Statins reduce cardiovascular events" in prompt and "Statins help." in prompt
+
+
+def test_parse_score_reads_numbered_lines() -> None:
+    assert parse_score(PAPER_REPLY, "Score") == 4.0
+    assert parse_score("**2. Score:** 3/5", "Score") == 3.0

@@ -55,6 +55,12 @@ async def test_cot_stops_when_the_evaluator_reaches_the_threshold() -> None:
     assert "Your previous draft was" in revision and "no harms" in revision
 
 
+async def test_cot_plans_five_sub_questions_by_default_as_the_paper() -> None:
+    api = scripted()
+    await ParametricCoT(max_iterations=1)(SAMPLE, context(api))
+    assert "at most 5 focused sub-questions" in prompts(api)[0]
+
+
 async def test_cot_stops_at_the_iteration_bound_and_unparsed_scores_do_not_pass() -> None:
     api = scripted(["I cannot score this."])
     ctx = context(api)
@@ -170,6 +176,7 @@ async def test_feasibility_averages_ratings_with_distinct_seeds() -> None:
     result = await Feasibility(runs=3)(SAMPLE, context(api))
     seeds = [config.seed for _, config in api.requests]
     assert seeds == [0, 1, 2]
+    assert {config.temperature for _, config in api.requests} == {0.5}  # MedMeta's feasibility temperature
     assert result.metadata["ratings"] == [3.0, 4.0, 3.0]
     assert result.metadata["feasibility"] == pytest.approx(10 / 3)
     assert "Reference conclusion:\nStatins reduce cardiovascular events" in prompts(api)[0]

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._util.errors import ConfigError, DataError, UsageError
 from ..models import Model
+from ..report import SIGN, condition_label
 from ..runner import register_scorers, rescore
 from ..scorers.judges import (
     LIST_MAX_TOKENS,
@@ -320,15 +321,19 @@ class HumanAgreement:
 
     Attributes:
         pearson: Pearson r with its 95% CI (``value``, ``ci``) and p-value.
-        bland_altman: Bias (human − automatic) and limits of agreement.
+        bland_altman: Bias mean(human − automatic) and limits of agreement.
         n: Samples with both scores.
         unmatched: Human-scored sample ids without an automatic score in the run.
+        condition: The run's condition (task · workflow · model): one run is one condition.
+        sign: The sign convention, the same as ``ebmeval annotate report``'s (``report.SIGN``).
     """
 
     pearson: TestResult
     bland_altman: BlandAltman
     n: int
     unmatched: list[str]
+    condition: str = ""
+    sign: str = SIGN
 
 
 def human_agreement(
@@ -340,12 +345,14 @@ def human_agreement(
     Bland–Altman on d = h − a: bias = mean(d), limits bias ∓ 1.96 sd(d)
     (:func:`ebmeval.stats.bland_altman`). ``human_scores`` is a CSV path (see
     :func:`read_human_scores`) or a mapping of sample id to score; scores of several
-    epochs of a sample are averaged.
+    epochs of a sample are averaged. The run is one condition, named in the result; compare
+    several conditions with ``ebmeval annotate report``, which gives each its own statistics.
     """
     human = dict(human_scores) if isinstance(human_scores, Mapping) else read_human_scores(human_scores)
     store = RunStore(store_path)
     try:
-        automatic, _missing = metric_values(store, store.get_run(run_id).run_id, scorer, metric)
+        record = store.get_run(run_id)
+        automatic, _missing = metric_values(store, record.run_id, scorer, metric)
     finally:
         store.close()
     shared = sorted(set(human) & set(automatic))
@@ -360,4 +367,5 @@ def human_agreement(
         bland_altman=bland_altman(h, a),
         n=len(shared),
         unmatched=sorted(set(human) - set(automatic)),
+        condition=condition_label(record),
     )

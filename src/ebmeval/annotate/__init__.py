@@ -14,7 +14,14 @@ from ._design import PlannedTask, latin_square_plan
 from ._export import export, import_scores, serve
 from ._forms import DEFAULT_CHECKLIST, FORMS, RUBRIC_ANCHORS, Form, FormField, build_form
 from ._models import database_url, make_engine
-from ._study import StudyInvitations, create_study, items_from_file, items_from_runs, read_calibration
+from ._study import (
+    StudyInvitations,
+    create_study,
+    items_from_file,
+    items_from_runs,
+    judged_rubric,
+    read_calibration,
+)
 
 __all__ = [
     "DEFAULT_CHECKLIST",
@@ -31,6 +38,7 @@ __all__ = [
     "agreement_report",
     "build_form",
     "create_study",
+    "judged_rubric",
     "database_url",
     "export",
     "import_scores",

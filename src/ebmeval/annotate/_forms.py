@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .._util.errors import ConfigError, UnknownNameError
+from ..synthesis import EBMEVAL, PROMPT_SETS, PromptSet
 
 FieldKind = Literal["scale", "binary", "choice"]
 """``scale``: an integer on a range with anchors; ``binary``: 1 (yes) or 0 (no); ``choice``: one label."""
@@ -71,14 +72,8 @@ class Form:
 
 _YES_NO = ("1", "0")
 
-RUBRIC_ANCHORS = {
-    "0": "Unusable: off-topic, contradicts the reference, or could cause harm if acted on.",
-    "1": "Mostly wrong: the main finding is missing or misstated.",
-    "2": "Major errors: the main finding is there but key facts (PICO, effect direction) are wrong.",
-    "3": "Acceptable: the main finding is right; minor errors or important omissions.",
-    "4": "Good: accurate and nearly complete; small omissions that do not change the conclusion.",
-    "5": "Excellent: accurate, complete and as clear as the reference.",
-}
+RUBRIC_ANCHORS = dict(EBMEVAL.anchors)
+"""The anchors of the default rubric form: those ebmeval's rubric judge is given (``synthesis/rubric``)."""
 
 DEFAULT_CHECKLIST = (
     "States the clinical question (population, intervention, comparator, outcome)",
@@ -90,12 +85,14 @@ DEFAULT_CHECKLIST = (
 )
 
 
-def _rubric() -> Form:
+def _rubric(prompts: PromptSet) -> Form:
+    """The 0-5 rubric of a synthesis prompt set: the anchors and criteria its judges are given."""
     return Form(
-        name="rubric",
+        name="rubric" if prompts is EBMEVAL else f"rubric/{prompts.name}",
         title="Overall quality (0-5)",
-        instructions="Compare each response with the reference and give it one score using the anchors.",
-        fields=(FormField("score", "Overall score", "scale", tuple(RUBRIC_ANCHORS), RUBRIC_ANCHORS),),
+        instructions="Compare each response with the reference and give it one score using the anchors. "
+        f"Criteria: {prompts.criteria}",
+        fields=(FormField("score", "Overall score", "scale", tuple(prompts.anchors), dict(prompts.anchors)),),
     )
 
 
@@ -191,6 +188,7 @@ def _checklist(steps: tuple[str, ...]) -> Form:
 
 
 FORMS = ("rubric", "factuality", "pairwise", "checklist")
+"""The forms; ``rubric/<prompt set>`` (e.g. ``rubric/medmeta-paper``) is the rubric of another prompt set."""
 
 
 def build_form(name: str, checklist: tuple[str, ...] | None = None) -> Form:
@@ -198,7 +196,9 @@ def build_form(name: str, checklist: tuple[str, ...] | None = None) -> Form:
     if checklist is not None and name != "checklist":
         raise ConfigError("checklist", "custom steps only apply to the 'checklist' form")
     if name == "rubric":
-        return _rubric()
+        return _rubric(EBMEVAL)
+    if name.startswith("rubric/") and name.removeprefix("rubric/") in PROMPT_SETS:
+        return _rubric(PROMPT_SETS[name.removeprefix("rubric/")])
     if name == "factuality":
         return _factuality()
     if name == "pairwise":

@@ -227,6 +227,32 @@ def read_calibration(path: str | Path, form: Form) -> list[dict[str, Any]]:
     return out
 
 
+def judged_rubric(store_path: str | Path, run_ids: Sequence[str]) -> str:
+    """The rubric form of the runs' rubric judges: ``rubric`` (ebmeval's) or ``rubric/<prompt set>``.
+
+    Read from the rubric template each run's score sets recorded, so the annotators see the
+    anchors and criteria the judges were given. Runs without a rubric judge give ``rubric``;
+    runs judged with two different rubrics are refused (one study, one rubric).
+    """
+    from ..store import RunStore
+    from ..synthesis import prompt_set_of_template
+
+    store = RunStore(store_path, read_only=True)
+    try:
+        used = {
+            found.name
+            for run_id in run_ids
+            for score_set in store.score_sets(store.get_run(run_id).run_id)
+            for template in score_set.spec.get("templates", [])
+            if (found := prompt_set_of_template(str(template))) is not None
+        }
+    finally:
+        store.close()
+    if len(used) > 1:
+        raise UsageError(f"the runs' judges used different rubrics ({', '.join(sorted(used))}); make one study each")
+    return "rubric" if not used or used == {"ebmeval"} else f"rubric/{used.pop()}"
+
+
 def create_study(
     db: str,
     *,
@@ -254,7 +280,8 @@ def create_study(
     Args:
         db: Annotation database: a SQLite path or a ``postgresql://`` URL.
         slug: Unique study name (letters, digits, ``-`` and ``_``).
-        form: ``rubric``, ``factuality``, ``pairwise`` or ``checklist``.
+        form: ``rubric``, ``factuality``, ``pairwise`` or ``checklist``. A rubric study of runs shows
+            the rubric their judges used (:func:`judged_rubric`).
         annotators: Distinct annotator names.
         k: Annotators per item.
         runs: Run ids (or unique prefixes) in ``store``.
@@ -277,6 +304,8 @@ def create_study(
         raise ConfigError("annotators", "give distinct, non-empty annotator names")
     if not 0 < pass_threshold <= 1:
         raise ConfigError("pass_threshold", f"must be in (0, 1], got {pass_threshold}")
+    if form == "rubric" and runs and store is not None:
+        form = judged_rubric(store, runs)
     spec = build_form(form, tuple(checklist) if checklist is not None else None)
     items: list[SourceItem] = []
     systems: list[str] = []

@@ -13,11 +13,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .._util.errors import ConfigError
 from ..models import ChatMessage, GenerateConfig, strip_reasoning, user
 from ..prompts import PromptTemplate, templates
+from ..scorers import parse_choices
 from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
 from ..scorers.text import bertscore_scorer, bleu_scorer, meteor_scorer, require_metrics, rouge_l
-from ..tasks import ParsedAnswer, Sample, SampleContext, Scorer, Task, WorkflowResult, task
+from ..tasks import (
+    Generation,
+    ParsedAnswer,
+    Sample,
+    SampleContext,
+    Score,
+    Scorer,
+    Task,
+    WorkflowResult,
+    binary_metrics,
+    scorer,
+    task,
+)
 from ._data import read_records, require
 
 DATA = "medthink_reasoning.jsonl.gz"
@@ -91,6 +105,81 @@ class ZeroShotReasoning:
         )
 
 
+_MARK = re.compile(r"(?:^|(?<=\s))(?:\(([A-Z])\)|([A-Z])\.)\s")
+_GOLD = re.compile(r"^\s*\(?([A-Z])(?:[.)]|\s*$)")
+
+
+def options_of(question: str) -> dict[str, str]:
+    """The lettered options written into a MedThink question (``A. IGF1 B. ACTH`` or ``(A) … (B) …``).
+
+    Options are the markers A, B, C … in sequence: a marker out of sequence (``for C. trachomatis``
+    inside option J) is part of the text.
+    """
+    marks, expected = [], "A"
+    for match in _MARK.finditer(question):
+        if (match.group(1) or match.group(2)) == expected:
+            marks.append(match)
+            expected = chr(ord(expected) + 1)
+    ends = [m.start() for m in marks[1:]] + [len(question)]
+    return {(m.group(1) or m.group(2)): question[m.end() : end].strip() for m, end in zip(marks, ends, strict=True)}
+
+
+def gold_letter(target: str, options: dict[str, str]) -> str | None:
+    """The gold option: the leading letter of ``A. IGF1`` (or a bare ``L``), else the option it names."""
+    found = _GOLD.match(target)
+    return found.group(1) if found else answer_letter(target, options)
+
+
+def answer_letter(answer: str, options: dict[str, str]) -> str | None:
+    """The option an answer names: its letter (``A``, ``(A)``, ``A. IGF1``) or an option's text (``IGF1``)."""
+    by_text = {text.strip().rstrip(".").casefold(): letter for letter, text in options.items()}
+    found = by_text.get(answer.strip().strip("*_ ").rstrip(".").casefold())
+    if found is not None:
+        return found
+    parsed = parse_choices(answer, options)
+    return str(parsed.value) if parsed.parsed else None
+
+
+class AnswerAccuracy:
+    """``medthink/accuracy``: exact match of the final answer with the gold option, from the same reply.
+
+    MedThink-Bench's prediction accuracy (Methods, "Prediction accuracy"): 1 when the answer line
+    names the gold option, else 0 (no answer line counts 0). The gold ``A. IGF1`` and a reply's
+    ``A``, ``(A)``, ``A. IGF1`` or ``IGF1`` are the same option: both sides are read as the option
+    letter among the options written into the question.
+    """
+
+    name = "medthink/accuracy"
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Compare the option letters of the final answer and the gold answer."""
+        options = options_of(sample.input)
+        gold = gold_letter(str(sample.target), options)
+        answer = generation.answer.value if generation.answer.parsed else None
+        chosen = answer_letter(str(answer), options) if answer else None
+        return Score(
+            values={"accuracy": float(chosen is not None and chosen == gold)},
+            explanation=f"answer {answer!r} → {chosen}, gold {sample.target!r} → {gold}",
+        )
+
+
+binary_metrics("medthink/accuracy", "accuracy")
+
+
+@scorer("medthink/accuracy")
+def answer_accuracy() -> AnswerAccuracy:
+    """MedThink-Bench's prediction accuracy of the final answer line."""
+    return AnswerAccuracy()
+
+
+PAPER_JUDGE = GenerateConfig(temperature=0.1, max_tokens=4096, seed=42)
+"""MedThink-Bench's judge decoding (Methods, "Evaluation setting"): temperature 0.1, 4,096 tokens, seed 42."""
+PAPER_MODEL = GenerateConfig(temperature=0.0, max_tokens=4096, seed=42)
+"""MedThink-Bench's inference settings of the models under test (Methods): temperature 0, 4,096 tokens, seed 42."""
+SETTINGS = ("ebmeval", "medthink-paper")
+"""The named settings of ``medthink/reasoning``: ebmeval's defaults or the paper's."""
+
+
 def load_medthink_reasoning() -> list[Sample]:
     """All 500 MedThink-Bench questions, in upstream ``Index`` order, expert steps in metadata."""
     samples = []
@@ -108,8 +197,10 @@ def load_medthink_reasoning() -> list[Sample]:
 
 
 @task("medthink/reasoning")
-def medthink_reasoning(judges: bool = True, text_metrics: bool = True, max_tokens: int = MAX_TOKENS) -> Task:
-    """MedThink-Bench rationales graded against the expert reasoning steps.
+def medthink_reasoning(
+    judges: bool = True, text_metrics: bool = True, max_tokens: int = MAX_TOKENS, prompts: str = "ebmeval"
+) -> Task:
+    """MedThink-Bench rationales graded against the expert reasoning steps, and the answers' accuracy.
 
     Args:
         judges: Include the three judges (``judge/steps-with-reference``,
@@ -117,13 +208,19 @@ def medthink_reasoning(judges: bool = True, text_metrics: bool = True, max_token
             call the model in role ``judge``.
         text_metrics: Include ROUGE-L, BLEU, METEOR and BERTScore (all-MiniLM-L6-v2) of the
             rationale against the joined expert steps (needs the ``metrics`` extra).
-        max_tokens: Reply budget of the reasoning call.
+        max_tokens: Reply budget of the reasoning call (``ebmeval`` settings).
+        prompts: ``ebmeval`` (greedy judges with short replies, ``max_tokens`` for the answer) or
+            ``medthink-paper`` (the paper's settings: judges at temperature 0.1 with 4,096 tokens
+            and seed 42; the model under test at temperature 0 with 4,096 tokens and seed 42).
     """
-    scorers: list[Scorer] = []
+    if prompts not in SETTINGS:
+        raise ConfigError("prompts", f"must be one of {', '.join(SETTINGS)}; not {prompts!r}")
+    paper = prompts == "medthink-paper"
+    scorers: list[Scorer] = [AnswerAccuracy()]
     if text_metrics:
         require_metrics()
     if judges:
-        scorers += [StepsWithReference(), StepsWithReferenceSingle(), StepsWithoutReference()]
+        scorers += _judges(paper)
     if text_metrics:
         source: dict[str, Any] = {"prediction": "metadata:rationale", "reference": "metadata:scoring_points"}
         scorers += [rouge_l(**source), bleu_scorer(**source), meteor_scorer(**source), bertscore_scorer(**source)]
@@ -135,11 +232,24 @@ def medthink_reasoning(judges: bool = True, text_metrics: bool = True, max_token
         scorers=scorers,
         parser=parse_final_answer,
         version=f"1-{ZERO_SHOT_COT.id}",
-        generate_config=workflow.generate_config,
+        generate_config=PAPER_MODEL if paper else workflow.generate_config,
         roles=("judge",) if judges else (),
         metadata={
             "source": "plusnli/MedThink-Bench@d5cd589850d381bead2cbc92e32bb6f597e45399",
             "licence": "none stated upstream",
             "card": "docs/tasks/medthink_reasoning.md",
+            "settings": prompts,
         },
     )
+
+
+def _judges(paper: bool) -> list[Scorer]:
+    """The three step judges, at the paper's decoding settings when ``paper``."""
+    settings: dict[str, Any] = {}
+    if paper:
+        settings = {
+            "temperature": PAPER_JUDGE.temperature,
+            "max_tokens": PAPER_JUDGE.max_tokens,
+            "seed": PAPER_JUDGE.seed,
+        }
+    return [StepsWithReference(**settings), StepsWithReferenceSingle(**settings), StepsWithoutReference(**settings)]

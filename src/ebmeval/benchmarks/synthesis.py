@@ -15,14 +15,18 @@ from ..models import GenerateConfig
 from ..synthesis import (
     DEFAULT_K,
     EVIDENCE_WORKFLOWS,
+    FEASIBILITY_ABOVE,
+    PAPER_QUESTIONS,
     WORKFLOWS,
     Feasibility,
     FeasibilityScore,
     GoldenRAG,
+    IndexRAG,
     NegatedRAG,
     OverflowPolicy,
     ParametricCoT,
     ParametricZeroShot,
+    PromptSet,
     RetrievalRecall,
     RubricJudge,
     RubricPanel,
@@ -30,6 +34,7 @@ from ..synthesis import (
     SynthesisItem,
     WorkflowName,
     load_jsonl,
+    prompt_set,
     prompt_versions,
     read_feasibility,
     to_sample,
@@ -84,6 +89,37 @@ def join_abstracts(samples: list[Sample], path: str) -> list[Sample]:
     return joined
 
 
+def check_coverage(samples: list[Sample], min_coverage: float) -> list[Sample]:
+    """Samples whose joined abstracts cover at least ``min_coverage`` of their listed PMIDs.
+
+    Raises ``ConfigError`` naming every sample below it (k of n joined). A sample above it but
+    not complete keeps ``metadata["abstract_coverage"]`` = k / n and a ``data_issue`` saying how
+    many abstracts are missing, so every summary that includes it names it.
+    """
+    if not 0 < min_coverage <= 1:
+        raise ConfigError("min_coverage", f"must be in (0, 1], not {min_coverage}")
+    short, kept = [], []
+    for sample in samples:
+        listed = len(sample.metadata.get("study_pmids", [])) or len(sample.documents)
+        share = len(sample.documents) / listed if listed else 0.0
+        if share < min_coverage:
+            short.append(f"{sample.id} ({len(sample.documents)} of {listed})")
+            continue
+        metadata = {**sample.metadata, "abstract_coverage": share}
+        if share < 1:
+            missing = f"only {len(sample.documents)} of {listed} primary-study abstracts joined"
+            metadata["data_issue"] = "; ".join(filter(None, (str(sample.metadata.get("data_issue") or ""), missing)))
+        kept.append(sample.model_copy(update={"metadata": metadata}))
+    if short:
+        raise ConfigError(
+            "min_coverage",
+            f"{len(short)} items have fewer than {min_coverage:.0%} of their primary-study abstracts joined: "
+            f"{', '.join(short[:5])}{' …' if len(short) > 5 else ''}; join the missing abstracts, pick items with "
+            "items=[...], or lower min_coverage (partial items are then named in every summary)",
+        )
+    return kept
+
+
 def load_synthesis(source: Source = "m3", path: str | None = None) -> list[Sample]:
     """The samples of a shipped source, or of a JSONL file of the item schema (``source="file"``)."""
     if source == "file":
@@ -111,17 +147,20 @@ def _workflow(
     threshold: float,
     feasibility_runs: int,
     negation_store: str | None,
+    prompts: PromptSet,
 ) -> Workflow:
     if name == "parametric-zero-shot":
-        return ParametricZeroShot()
+        return ParametricZeroShot(prompts=prompts)
     if name == "parametric-cot":
-        return ParametricCoT(max_iterations=max_iterations, threshold=threshold, n_questions=n_questions)
+        return ParametricCoT(
+            max_iterations=max_iterations, threshold=threshold, n_questions=n_questions, prompts=prompts
+        )
     if name == "golden-rag":
-        return GoldenRAG(overflow=overflow)
+        return GoldenRAG(overflow=overflow, prompts=prompts)
     if name == "negated-rag":
-        return NegatedRAG(negation_store, overflow=overflow)
+        return NegatedRAG(negation_store, overflow=overflow, prompts=prompts)
     if name == "feasibility":
-        return Feasibility(runs=feasibility_runs, overflow=overflow)
+        return Feasibility(runs=feasibility_runs, overflow=overflow, prompts=prompts)
     pool = list(noise_pool()) + [d for s in samples for d in s.documents]
     return StandardRAG(
         list({d.id: d for d in pool}.values()),
@@ -131,6 +170,7 @@ def _workflow(
         rerank_top_n=rerank_top_n,
         n_questions=n_questions,
         overflow=overflow,
+        prompts=prompts,
     )
 
 
@@ -146,15 +186,19 @@ def synthesis(
     n_distractors: int = 50,
     depth: int = 20,
     rerank_top_n: int = 10,
-    n_questions: int = 3,
+    n_questions: int = PAPER_QUESTIONS,
     max_iterations: int = 3,
     threshold: float = 4.0,
     feasibility_runs: int = 3,
     feasibility_ratings: str | None = None,
-    min_feasibility: float | None = None,
+    feasibility_above: float = FEASIBILITY_ABOVE,
+    min_coverage: float = 1.0,
+    retrieval: str | None = None,
+    reranker: str | None = None,
     negation_store: str | None = None,
     panel: list[str] | None = None,
     text_metrics: bool = True,
+    prompts: str = "ebmeval",
 ) -> Task:
     """Write the conclusion of a systematic review; graded against the authors' conclusion.
 
@@ -171,22 +215,34 @@ def synthesis(
         items: keep only these item ids, in this order.
         abstracts: for ``medmeta``, a PubMed XML, JSONL, CSV or folder of the primary studies'
             abstracts, joined by PMID (:func:`join_abstracts`).
+        retrieval: for ``standard-rag``, an index folder built with ``ebmeval index build`` (e.g.
+            ``--retriever hybrid``: BM25 + dense, reciprocal rank fusion) over one shared corpus:
+            MedMeta's S-RAG design, ``k`` documents per query (:class:`IndexRAG`). Without it, the
+            per-item design: the item's gold studies plus ``n_distractors`` noise documents.
+        reranker: with ``retrieval``, a local cross-encoder model folder that reorders each
+            query's ``depth`` candidates before the top ``k`` are kept.
+        min_coverage: with ``abstracts`` and an evidence workflow, the share of an item's listed PMIDs
+            whose abstracts must join; an item below it is refused (:func:`check_coverage`).
         overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
             exceeds the context window; recorded in the generation's metadata.
         k: documents kept after reranking (``standard-rag``).
         n_distractors: noise documents mixed with the gold studies (``standard-rag``).
         depth: candidates per query before fusion and reranking (``standard-rag``).
         rerank_top_n: candidates the LLM reranker judges; 0 keeps the fused top k.
-        n_questions: sub-questions planned per round (``parametric-cot``, ``standard-rag``).
+        n_questions: sub-questions planned per round (``parametric-cot``, ``standard-rag``); 5 as in MedMeta.
         max_iterations: drafts at most (``parametric-cot``).
         threshold: evaluator score (0-5) that ends the loop (``parametric-cot``).
-        feasibility_runs: ratings averaged, with distinct seeds (``feasibility``).
+        feasibility_runs: ratings averaged, with distinct seeds, at temperature 0.5 as in MedMeta (``feasibility``).
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
-        min_feasibility: keep only items rated at least this in ``feasibility_ratings``.
+        feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
+            above this (MedMeta: over 4).
         negation_store: SQLite file of negations (default: next to the response cache).
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
+        prompts: the prompt set of the workflows and the rubric judges: ``ebmeval`` (ebmeval's own) or
+            ``medmeta-paper`` (MedMeta's appendix prompts and six-criterion rubric, replies "Score: N").
     """
+    chosen_prompts = prompt_set(prompts)
     if workflow not in WORKFLOWS:
         raise ConfigError("workflow", f"must be one of {', '.join(WORKFLOWS)}; not {workflow!r}")
     if overflow not in ("truncate", "map-reduce"):
@@ -202,12 +258,14 @@ def synthesis(
         if unknown:
             raise UnknownNameError(f"{source} synthesis item", unknown[0], by_id)
         samples = [by_id[i] for i in items]
-    if min_feasibility is not None:
-        if feasibility_ratings is None:
-            raise ConfigError("min_feasibility", "needs feasibility_ratings (a file written by export_feasibility)")
+    if feasibility_ratings is not None:
         ratings = read_feasibility(feasibility_ratings)
-        samples = [s for s in samples if (ratings.get(s.id) or 0.0) >= min_feasibility]
-    if workflow in EVIDENCE_WORKFLOWS:
+        samples = [s for s in samples if (ratings.get(s.id) or 0.0) > feasibility_above]
+    if (retrieval is not None or reranker is not None) and workflow != "standard-rag":
+        raise ConfigError("retrieval", f"only workflow 'standard-rag' retrieves; not {workflow!r}")
+    if reranker is not None and retrieval is None:
+        raise ConfigError("reranker", "reranks the candidates of an index: give retrieval=INDEX too")
+    if workflow in EVIDENCE_WORKFLOWS and retrieval is None:
         empty = [s.id for s in samples if not s.documents]
         if empty:
             raise ConfigError(
@@ -217,19 +275,28 @@ def synthesis(
                 + (", or join abstracts=PATH (PubMed XML, JSONL or CSV keyed by PMID)" if source == "medmeta" else "")
                 + ", or keep the items that have them with items=[...]",
             )
-    chosen = _workflow(
-        workflow,
-        samples,
-        overflow=overflow,
-        k=k,
-        n_distractors=n_distractors,
-        depth=depth,
-        rerank_top_n=rerank_top_n,
-        n_questions=n_questions,
-        max_iterations=max_iterations,
-        threshold=threshold,
-        feasibility_runs=feasibility_runs,
-        negation_store=negation_store,
+        if abstracts is not None:
+            samples = check_coverage(samples, min_coverage)
+    chosen = (
+        _index_rag(
+            retrieval, reranker, k=k, depth=depth, n_questions=n_questions, overflow=overflow, prompts=chosen_prompts
+        )
+        if retrieval
+        else _workflow(
+            workflow,
+            samples,
+            overflow=overflow,
+            k=k,
+            n_distractors=n_distractors,
+            depth=depth,
+            rerank_top_n=rerank_top_n,
+            n_questions=n_questions,
+            max_iterations=max_iterations,
+            threshold=threshold,
+            feasibility_runs=feasibility_runs,
+            negation_store=negation_store,
+            prompts=chosen_prompts,
+        )
     )
     roles: list[str] = []
     scorers: list[Scorer] = []
@@ -237,14 +304,14 @@ def synthesis(
         scorers.append(FeasibilityScore())
     else:
         roles.append("judge")
-        scorers.append(RubricJudge("judge"))
+        scorers.append(RubricJudge("judge", prompts=chosen_prompts))
         if panel:
             strangers = [j for j in panel if not _JUDGE_ROLE.match(j)]
             if strangers:
                 raise ConfigError(
                     "panel", f"panel judges are roles judge, judge2 …, each given a model with --role; not {strangers}"
                 )
-            scorers.append(RubricPanel(panel))
+            scorers.append(RubricPanel(panel, prompts=chosen_prompts))
             roles += [j for j in panel if j not in roles]
         if text_metrics:
             scorers += _text_scorers()
@@ -259,11 +326,52 @@ def synthesis(
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(), 8)}",
+        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}" + _index_version(retrieval),
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
-        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions()},
+        role_defaults={"negator": DEFAULT_NEGATOR} if workflow == "negated-rag" else {},
+        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
+
+
+def _index_rag(
+    retrieval: str,
+    reranker: str | None,
+    *,
+    k: int,
+    depth: int,
+    n_questions: int,
+    overflow: OverflowPolicy,
+    prompts: PromptSet,
+) -> IndexRAG:
+    """S-RAG over the index at ``retrieval``, reranked by the cross-encoder folder ``reranker`` when given."""
+    from ..rag import CrossEncoderReranker, load_index
+
+    cross = CrossEncoderReranker(reranker, top_n=max(depth, k)) if reranker else None
+    return IndexRAG(
+        load_index(retrieval),
+        index=retrieval,
+        reranker=cross,
+        k=k,
+        depth=depth,
+        n_questions=n_questions,
+        overflow=overflow,
+        prompts=prompts,
+    )
+
+
+DEFAULT_NEGATOR = "local"
+"""The negator when ``--role negator`` names none: one fixed model (the bundled local model), so every model
+under evaluation is compared on the same negated evidence; each run's summary says so."""
+
+
+def _index_version(retrieval: str | None) -> str:
+    """``.<index hash>`` when retrieving from an index (a rebuilt index is another task version), else empty."""
+    if retrieval is None:
+        return ""
+    from ..rag import index_identity
+
+    return f".{index_identity(retrieval)['hash'][:12]}"
 
 
 def _text_scorers() -> list[Scorer]:

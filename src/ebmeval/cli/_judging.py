@@ -46,3 +46,51 @@ def arena(
         max_tokens=max_tokens,
     )
     typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())
+
+
+@app.command()
+def sweep(
+    run_id: Annotated[str, typer.Argument(help="A stored run with rationales (medthink/reasoning).")],
+    judge: Annotated[
+        list[str], typer.Option("--judge", help="A judge model, NAME=SPEC (repeatable): the sweep's rows.")
+    ],
+    prompt: Annotated[
+        list[str] | None, typer.Option("--prompt", help="Per-step prompt variant p1 … p5 (repeatable; default all).")
+    ] = None,
+    strategy: Annotated[
+        list[str] | None,
+        typer.Option("--strategy", help="steps-with-reference (default), -single or steps-without-reference."),
+    ] = None,
+    prompt_judge: Annotated[str | None, typer.Option(help="The judge NAME that tries every prompt.")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Judges' temperature (default 0).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(help="Judges' reply budget (default: each judge's own).")] = None,
+    concurrency: Annotated[int, typer.Option(help="Samples judged at once.")] = 1,
+    store: StoreOption = DEFAULT_STORE,
+    as_json: JsonOption = False,
+) -> None:
+    """Judge a run's rationales with several judges and prompt wordings (MedThink Fig. 5a-b), one row each."""
+    from dataclasses import asdict
+
+    from .._util.errors import ConfigError
+    from ..analysis import STRATEGIES, format_table
+    from ..analysis import sweep as run_sweep
+    from ..models import ResponseCache, get_model
+    from ..scorers.judges import PROMPT_VARIANTS
+
+    specs = {name: str(spec) for name, spec in key_values(judge, "--judge").items()}
+    unknown = [s for s in strategy or [] if s not in STRATEGIES]
+    if unknown:
+        raise ConfigError("--strategy", f"must be one of {', '.join(STRATEGIES)}; not {unknown[0]!r}")
+    cache = ResponseCache()
+    rows = run_sweep(
+        store,
+        run_id,
+        {name: get_model(spec, cache=cache) for name, spec in specs.items()},
+        tuple(prompt) if prompt else PROMPT_VARIANTS,
+        strategies=tuple(strategy) if strategy else ("steps-with-reference",),
+        prompt_judge=prompt_judge,
+        concurrency=concurrency,
+        judge_max_tokens=max_tokens,
+        judge_temperature=temperature,
+    )
+    typer.echo(json.dumps([asdict(r) for r in rows], indent=2, default=str) if as_json else format_table(rows))

@@ -160,6 +160,7 @@ def _workflows() -> list[dict[str, Any]]:
 
 def _templates() -> list[dict[str, Any]]:
     """Every prompt template of the workflows and the judges: id and what it is for."""
+    from .. import synthesis  # noqa: F401  (registers the synthesis templates, ebmeval's and the paper's)
     from ..scorers.judges import judge_templates
     from ..workflows import templates
 

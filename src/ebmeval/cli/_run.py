@@ -42,6 +42,14 @@ def run(
         bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
     ] = False,
     seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    request_seed: Annotated[
+        int | None,
+        typer.Option(
+            "--request-seed",
+            help="Send this sampling seed, literally, with every request of the model under test "
+            "(default: a per-sample seed derived from --seed).",
+        ),
+    ] = None,
     epochs: Annotated[int | None, typer.Option(help="Times each sample is answered.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
@@ -73,7 +81,8 @@ def run(
         flags["roles"] = role_models(role, role_arg)
     if scorer_arg:
         flags["scorer_args"] = scorer_options(scorer_arg)
-    generate = {k: v for k, v in {"temperature": temperature, "max_tokens": max_tokens}.items() if v is not None}
+    settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": request_seed}
+    generate = {k: v for k, v in settings.items() if v is not None}
     if generate:
         flags["generate"] = generate
     if no_cache:

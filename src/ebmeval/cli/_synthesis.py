@@ -130,7 +130,7 @@ def feasibility(
     out: Annotated[Path, typer.Argument(help="JSONL file to write (the task's feasibility_ratings).")],
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
-    """Export a feasibility run's mean ratings, to filter items with ``min_feasibility``."""
+    """Export a feasibility run's mean ratings, to filter items with ``feasibility_above``."""
     from ..synthesis import export_feasibility
 
     count = export_feasibility(_existing(store, "run store"), run_id, out)

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from ..judges import ask, clean, json_in_text, leading_verdict
 from ..models import GenerateConfig
-from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ..tasks import Generation, Sample, SampleContext, Score, binary_metrics, scorer
 from ._schema import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
@@ -343,6 +343,9 @@ class FactualityJudge:
                 "prompt_version": PROMPT_VERSION,
             },
         )
+
+
+binary_metrics("judge/factuality", *BINARY_CATEGORIES, *DERIVED_CATEGORIES)
 
 
 @scorer("judge/factuality")

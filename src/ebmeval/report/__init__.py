@@ -1,26 +1,33 @@
 """Reports from the run store: tables, plots and paired contrasts. Reports never call a model."""
 
 from ..tables import Table, latex_escape
-from ._build import HumanComparison, Prices, Report, collect, panel_table, recall_curve
+from ._build import HumanComparison, Prices, Report, RoleUsage, collect, panel_table, recall_curve, role_usage
 from ._compare import Contrast, compare, compare_runs, metric_values
-from ._human import AgreementReport, agreement_report
+from ._human import POOLED, SIGN, Agreement, AgreementReport, HumanContrast, agreement_report, condition_label
 from ._render import ReportFiles, write_report
 
 __all__ = [
+    "POOLED",
+    "SIGN",
+    "Agreement",
     "AgreementReport",
     "Contrast",
     "HumanComparison",
+    "HumanContrast",
     "Prices",
     "Report",
     "ReportFiles",
+    "RoleUsage",
     "Table",
     "agreement_report",
     "collect",
+    "condition_label",
     "panel_table",
     "compare",
     "compare_runs",
     "latex_escape",
     "metric_values",
     "recall_curve",
+    "role_usage",
     "write_report",
 ]

@@ -14,8 +14,9 @@ from ..judges import PanelAgreement, panel_agreement, panel_score_sets
 from ..runner import RunSummary, summarize
 from ..store import RunRecord, RunStore
 from ..tables import Column, Estimate, Table
+from ..workflows import gold_ids as gold_ids_of
 from ._compare import Contrast, compare_runs
-from ._human import AgreementReport, agreement_report
+from ._human import SIGN, AgreementReport, add_agreement_row, agreement_report, agreement_table
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class Report:
     """Judge-versus-human comparisons, one per (study, judge metric, human field)."""
     panels: dict[str, PanelAgreement] = field(default_factory=dict)
     """Inter-judge agreement of each run scored by a judge panel."""
+    calls: dict[str, list[RoleUsage]] = field(default_factory=dict)
+    """Per run, the recorded calls of every role but the model under evaluation (judges, negator …)."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -59,8 +62,11 @@ class Report:
             tables.append(self.recall_table())
         if self.human:
             tables.append(self.human_table())
+            tables += [h.contrast_table() for h in self.human if h.contrasts]
         if self.panels:
             tables.append(self.panel_table())
+        if any(self.calls.values()):
+            tables.append(self.calls_table())
         tables.append(self.provenance_table())
         return tables
 
@@ -209,38 +215,15 @@ class Report:
         return table
 
     def human_table(self) -> Table:
-        """Judge versus human: correlation, Bland–Altman bias and limits, and agreement."""
-        table = Table(
-            "Judge versus human",
-            [
-                "study",
-                "judge",
-                "human field",
-                Column("n", "number"),
-                Column("Pearson r [95% CI]", "estimate"),
-                Column("Spearman ρ", "number"),
-                Column("bias", "number", fmt="{:+.3f}"),
-                Column("limits of agreement", "interval"),
-                Column("α humans", "number"),
-                Column("α humans + judge", "number"),
-            ],
-        )
+        """Judge versus human per condition and pooled: correlation, Bland–Altman bias and limits, agreement."""
+        table = agreement_table("Judge versus human", "study", "judge", "human field")
         for h in self.human:
-            r, rho, ba = h.pearson, h.spearman, h.bland_altman
-            table.add(
-                h.study,
-                h.judge,
-                h.field,
-                h.n_pairs,
-                Estimate(r["value"], _pair(r["ci"])) if r else None,
-                rho["value"] if rho else None,
-                ba["bias"] if ba else None,
-                _pair(ba["loa"]) if ba else None,
-                h.human_alpha,
-                h.judge_alpha,
-            )
-        table.notes += [f"{h.study}: {n}" for h in self.human for n in h.notes]
-        table.notes.append("bias = mean(judge − human); limits = bias ∓ 1.96 SD; α = Krippendorff's (interval).")
+            for agreement in (*h.conditions, h.pooled):
+                add_agreement_row(table, agreement, h.study, h.judge, h.field)
+        table.notes += [
+            f"{h.study}, {c.condition}: {n}" for h in self.human for c in (*h.conditions, h.pooled) for n in c.notes
+        ]
+        table.notes.append(f"{SIGN}; α = Krippendorff's (interval).")
         return table
 
     def panel_table(self) -> Table:
@@ -268,6 +251,44 @@ class Report:
             )
         return table
 
+    def calls_table(self) -> Table:
+        """Calls, tokens, time and (where priced) cost of the judges and other roles, per run."""
+        table = Table(
+            "Judge and role calls",
+            [
+                "run",
+                "role",
+                "model",
+                "steps",
+                Column("calls", "number"),
+                Column("prompt tokens", "number"),
+                Column("completion tokens", "number"),
+                Column("model seconds", "number", fmt="{:.1f}"),
+                Column("cost", "number", fmt="${:.4f}"),
+            ],
+        )
+        for run in self.runs:
+            for u in self.calls.get(run.run_id, []):
+                price = self.prices.get(u.model)
+                cost = None if price is None else (u.input_tokens * price[0] + u.output_tokens * price[1]) / 1e6
+                table.add(
+                    self.labels[run.run_id],
+                    u.role,
+                    u.model,
+                    u.steps,
+                    u.calls,
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.seconds,
+                    cost,
+                )
+        table.notes.append(
+            "Calls recorded in the run store (a replayed or cached call counts once, when it was made); "
+            "model seconds = the sum of the calls' latencies; "
+            "cost from the --prices file (USD per million prompt and completion tokens)."
+        )
+        return table
+
     def cost(self, run: RunRecord, summary: RunSummary) -> float | None:
         """Estimated cost of the run's tokens when a price is configured for its model."""
         if run.model not in self.prices:
@@ -278,6 +299,42 @@ class Report:
     def _varying(self) -> set[str]:
         """Task options whose values differ between the runs (they name the columns)."""
         return _varying_args(self.runs)
+
+
+@dataclass(frozen=True)
+class RoleUsage:
+    """The recorded calls of one role's model in a run, grouped by the scorer or workflow step family."""
+
+    role: str
+    model: str
+    steps: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+
+
+def role_usage(store: RunStore, run_id: str) -> list[RoleUsage]:
+    """Calls of every role but ``model`` in a run (judges, negator, evaluator …), by role, model and step family.
+
+    The family is the step name up to its last ``/`` (``judge/steps-with-reference`` for its per-step
+    calls). Tokens and latencies are those each call's reply recorded.
+    """
+    totals: dict[tuple[str, str, str], list[float]] = {}
+    for sample, generation in store.generations(run_id):
+        for step, payload in store.steps(run_id, sample.id, generation.epoch):
+            role = payload.get("role")
+            if not role or role == "model" or "output" not in payload:
+                continue
+            output = payload["output"]
+            usage = output.get("usage") or {}
+            family = step.rsplit("/", 1)[0] if "/" in step else step
+            row = totals.setdefault((str(role), str(payload.get("model", "?")), family), [0, 0, 0, 0.0])
+            row[0] += 1
+            row[1] += int(usage.get("input_tokens", 0))
+            row[2] += int(usage.get("output_tokens", 0))
+            row[3] += float(output.get("latency", 0.0))
+    return [RoleUsage(r, m, f, int(v[0]), int(v[1]), int(v[2]), v[3]) for (r, m, f), v in sorted(totals.items())]
 
 
 def collect(
@@ -304,7 +361,8 @@ def collect(
         for run in runs
         for panel in panel_score_sets(store, run.run_id)[:1]
     }
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
+    calls = {r.run_id: role_usage(store, r.run_id) for r in runs}
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, calls)
 
 
 def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:
@@ -338,16 +396,17 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
 
     recall@k = |distinct gold sources in the top k| / |gold sources|. A source is the gold id a
     document matches (its id, else its PMID), so several snippets of one gold article count once;
-    |gold sources| is ``len(sample.metadata["gold_ids" or "pmids"])`` when given, else the number of
-    distinct gold sources retrieved.
+    |gold sources| is the size of the sample's gold set: ``metadata["gold_ids"]`` or ``["pmids"]``
+    when given, else its documents (a synthesis item's studies), as ``synthesis/retrieval-recall``
+    counts them, or the ``gold_total`` the workflow recorded (S-RAG over an index: the item's listed
+    studies); only a sample with none of these falls back to the gold sources retrieved.
     """
     curves: list[NDArray[np.float64]] = []
     for sample, generation in store.generations(run_id):
         retrieved = generation.retrieved or []
         if not retrieved or all(r.gold is None for r in retrieved):
             continue
-        given = sample.metadata.get("gold_ids", sample.metadata.get("pmids"))
-        gold_ids = {str(x) for x in given} if isinstance(given, list) else set()
+        gold_ids = gold_ids_of(sample) or {d.id for d in sample.documents}
         seen: set[str] = set()
         found = []
         for hit in sorted(retrieved, key=lambda r: r.rank):
@@ -357,7 +416,7 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
             if new:
                 seen.add(source)
             found.append(1.0 if new else 0.0)
-        total = len(gold_ids) or len(seen)
+        total = int(generation.metadata.get("gold_total") or 0) or len(gold_ids) or len(seen)
         if total:
             curves.append(np.cumsum(found) / total)
     if not curves:
@@ -393,10 +452,3 @@ def _short(value: object) -> str:
     if isinstance(value, list) and len(value) > 3:
         return f"[{value[0]}, … {len(value)} values #{stable_hash(value, 6)}]"
     return str(value)
-
-
-def _pair(value: object) -> tuple[float, float] | None:
-    """A JSON-ready ``[low, high]`` as an interval (``None`` when absent)."""
-    if isinstance(value, list | tuple) and len(value) == 2:
-        return float(value[0]), float(value[1])
-    return None

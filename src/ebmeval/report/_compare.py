@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from ..runner import sample_values
 from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
 from ..store import RunStore
+from ..tasks import is_binary_metric
 
 Key = str
 """A sample id: several epochs of a sample are one value (their mean), the sample being the unit of analysis."""
@@ -21,9 +22,11 @@ Key = str
 class Contrast:
     """One metric compared between two runs on the samples both scored.
 
-    Values are per sample (the mean over its epochs). Binary metrics (every value 0 or 1)
-    use McNemar's exact test; others the paired t-test with Cohen's d_z = mean(a − b) /
-    SD(a − b). ``pvalue_adjusted`` is Holm's adjustment over every contrast reported together.
+    Values are per sample (the mean over its epochs). Metrics their scorer declares binary
+    (:func:`ebmeval.tasks.binary_metrics`) use McNemar's exact test; every other metric, and a
+    binary one whose epoch means are not all 0 or 1, the paired t-test with Cohen's
+    d_z = mean(a − b) / SD(a − b). The observed values never choose the test.
+    ``pvalue_adjusted`` is Holm's adjustment over every contrast reported together.
     """
 
     scorer: str
@@ -59,8 +62,9 @@ def compare(
     b: dict[tuple[str, str], dict[Key, float]],
     run_a: str,
     run_b: str,
+    binary: Collection[tuple[str, str]] = (),
 ) -> list[Contrast]:
-    """Contrasts of every metric the two runs share, unadjusted."""
+    """Contrasts of every metric the two runs share, unadjusted; ``binary`` lists the declared binary keys."""
     contrasts = []
     for key in sorted(set(a) & set(b)):
         shared = sorted(set(a[key]) & set(b[key]))
@@ -68,15 +72,24 @@ def compare(
             continue
         x = np.array([a[key][s] for s in shared])
         y = np.array([b[key][s] for s in shared])
-        contrasts.append(_contrast(key, run_a, run_b, x, y))
+        contrasts.append(_contrast(key, run_a, run_b, x, y, key in binary))
     return contrasts
+
+
+def binary_keys(store: RunStore, run_id: str, keys: Collection[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Those of the (score set label, metric) ``keys`` of a run whose scorer declares the metric binary."""
+    names = {s.label: s.name for s in store.score_sets(run_id)}
+    return {(label, metric) for label, metric in keys if is_binary_metric(names.get(label, label), metric)}
 
 
 def compare_runs(store: RunStore, run_ids: Sequence[str], *, alpha: float = 0.05) -> list[Contrast]:
     """Every pair of runs, every shared metric, with Holm-adjusted p-values over all tests."""
     ids = [store.get_run(r).run_id for r in run_ids]
     values = {r: metric_values(store, r) for r in ids}
-    contrasts = [c for x, y in itertools.combinations(ids, 2) for c in compare(values[x], values[y], x, y)]
+    binary = {r: binary_keys(store, r, values[r]) for r in ids}
+    contrasts = [
+        c for x, y in itertools.combinations(ids, 2) for c in compare(values[x], values[y], x, y, binary[x] & binary[y])
+    ]
     tested = [i for i, c in enumerate(contrasts) if c.pvalue is not None]
     if tested:
         adjusted = holm([float(contrasts[i].pvalue or 0.0) for i in tested], alpha=alpha).pvalues
@@ -85,7 +98,9 @@ def compare_runs(store: RunStore, run_ids: Sequence[str], *, alpha: float = 0.05
     return contrasts
 
 
-def _contrast(key: tuple[str, str], run_a: str, run_b: str, x: NDArray[np.float64], y: NDArray[np.float64]) -> Contrast:
+def _contrast(
+    key: tuple[str, str], run_a: str, run_b: str, x: NDArray[np.float64], y: NDArray[np.float64], binary: bool
+) -> Contrast:
     scorer, metric = key
 
     def made(
@@ -106,12 +121,14 @@ def _contrast(key: tuple[str, str], run_a: str, run_b: str, x: NDArray[np.float6
             note=note,
         )
 
-    if np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all():
+    whole = np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all()
+    if binary and whole:
         result = mcnemar(x, y, exact=True)
         return made("mcnemar", result.statistic, result.pvalue, None)
+    note = "binary metric averaged over epochs: paired t on the per-sample means" if binary else ""
     try:
         result = paired_ttest(x, y)
         effect = cohens_d(x, y, paired=True).value
     except StatsInputError as exc:  # identical differences: no test is defined
-        return made("paired-t", None, None, None, str(exc))
-    return made("paired-t", result.statistic, result.pvalue, effect)
+        return made("paired-t", None, None, None, "; ".join(filter(None, (note, str(exc)))))
+    return made("paired-t", result.statistic, result.pvalue, effect, note)

@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from .._util.errors import MissingDependencyError
+from ._human import POOLED
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -138,7 +139,7 @@ def judge_versus_human(report: Report) -> dict[str, bytes]:
         scatter.set_ylabel(comparison.judge)
         scatter.legend(fontsize=7)
         means = [(j + h) / 2 for j, h in comparison.pairs]
-        differences = [j - h for j, h in comparison.pairs]
+        differences = [h - j for j, h in comparison.pairs]
         agreement.scatter(means, differences, s=14, alpha=0.7)
         if comparison.bland_altman is not None:
             bias = comparison.bland_altman["bias"]
@@ -148,8 +149,10 @@ def judge_versus_human(report: Report) -> dict[str, bytes]:
             agreement.axhline(hi, color="#999", linestyle="--")
             agreement.legend(fontsize=7)
         agreement.set_xlabel("mean of judge and human")
-        agreement.set_ylabel("judge − human")
-        figure.suptitle(f"{comparison.study}: {comparison.judge} vs humans (n = {comparison.n_pairs})", fontsize=10)
+        agreement.set_ylabel("human − judge")
+        figure.suptitle(
+            f"{comparison.study}: {comparison.judge} vs humans, {POOLED} (n = {comparison.n_pairs})", fontsize=10
+        )
         figures[f"human-{index}"] = _png(figure)
     return figures
 

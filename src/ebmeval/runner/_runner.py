@@ -78,7 +78,7 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     The run's own settings (``--max-tokens``, ``--seed`` …) apply to every model; the task's
     generation defaults only to the model under evaluation (its thinking-model defaults when
     the model thinks, ``reasoning=true``). A role without a model of its own is played by the
-    model under evaluation.
+    task's default for it (``Task.role_defaults``), else by the model under evaluation.
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
@@ -90,11 +90,13 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
         models["model"].config = task.thinking_config().merge(config.generate)
     for role in task.roles:
         chosen = config.roles.get(role)
-        models[role] = (
-            models["model"]
-            if chosen is None
-            else get_model(chosen.model, config=config.generate, cache=cache, **chosen.args)
-        )
+        default = task.role_defaults.get(role)
+        if chosen is not None:
+            models[role] = get_model(chosen.model, config=config.generate, cache=cache, **chosen.args)
+        elif default is not None:
+            models[role] = get_model(default, config=config.generate, cache=cache)
+        else:
+            models[role] = models["model"]
     unknown = set(config.roles) - set(task.roles)
     if unknown:
         raise UsageError(

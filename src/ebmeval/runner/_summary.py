@@ -237,13 +237,23 @@ def _notes(run: RunRecord) -> list[str]:
 
 
 def _default_roles(run: RunRecord) -> list[str]:
-    """A note for each role (judge …) the model under evaluation played because none was given."""
+    """A note for each role (judge …) played by the model under evaluation or the task's default, none being given."""
     given = set(run.config.get("roles") or {})
-    played = sorted(set(run.provenance.get("models") or {}) - given - {"model"})
-    return [
-        f"role {role}: played by the model under evaluation ({run.model}); choose another with --role {role}=SPEC"
-        for role in played
-    ]
+    models = run.provenance.get("models") or {}
+    notes = []
+    for role in sorted(set(models) - given - {"model"}):
+        if models[role] == models.get("model"):
+            notes.append(
+                f"role {role}: played by the model under evaluation ({run.model}); "
+                f"choose another with --role {role}=SPEC"
+            )
+        else:
+            name = (models[role] or {}).get("name", "?")
+            notes.append(
+                f"role {role}: played by the task's default model ({name}), the same for every model under "
+                f"evaluation; choose another with --role {role}=SPEC"
+            )
+    return notes
 
 
 def _epoch_notes(run: RunRecord) -> list[str]:

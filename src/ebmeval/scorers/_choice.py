@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from .._util.errors import ConfigError
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, binary_metrics, scorer
 from ._extract import parse_choices
 
 Unparsed = Literal["zero", "skip"]
@@ -185,6 +185,10 @@ def _letters(value: object) -> set[str]:
     if isinstance(value, (list, tuple, set)):
         return {str(item).strip().upper() for item in value}
     return set()
+
+
+binary_metrics("accuracy", "accuracy", "accuracy_lenient")
+binary_metrics("multi_answer", "exact_match", "exact_match_lenient")
 
 
 @scorer("accuracy")

@@ -42,11 +42,11 @@ def format_evidence(documents: Sequence[Document]) -> str:
     return "\n\n".join(format_study(i, d) for i, d in enumerate(documents, start=1))
 
 
-_SCORE = r"(?im)^\W*{label}\W*[:=]\W*([0-5](?:\.\d+)?)(?:\s*/\s*5)?"
+_SCORE = r"(?im)^\W*(?:\d+[.)]\W*)?{label}\W*[:=]\W*([0-5](?:\.\d+)?)(?:\s*/\s*5)?"
 
 
 def parse_score(text: str, label: str) -> float | None:
-    """The 0–5 value of the last ``<label>: N`` line of ``text`` (``**Score:** 4``, ``Score: 4/5`` …)."""
+    """The 0–5 value of the last ``<label>: N`` line of ``text`` (``**Score:** 4``, ``2. Score: 4/5`` …)."""
     found = re.findall(_SCORE.format(label=re.escape(label)), text)
     return float(found[-1]) if found else None
 

@@ -107,6 +107,48 @@ class JoinReport:
 
 _PMID = re.compile(r"\d+")
 
+KNOWN_ISSUES = {
+    "medmeta-2": "the conclusion (tenecteplase thrombolysis in ischaemic stroke) does not match the title "
+    "(anticoagulation in heart failure)",
+}
+"""Upstream MedMeta rows whose content is inconsistent in a way no rule detects, by item id."""
+
+
+def medmeta_issues(item_id: str, listed: list[str], declared: int | None) -> str | None:
+    """What is inconsistent in a MedMeta row: a PMID listed twice, a PMID count unlike its ``Number of refs``.
+
+    Returned as one sentence for ``metadata["data_issue"]`` (summaries name such items), else None.
+    """
+    found = [KNOWN_ISSUES[item_id]] if item_id in KNOWN_ISSUES else []
+    repeated = sorted({p for p in listed if listed.count(p) > 1})
+    if repeated:
+        found.append(f"PMID {', '.join(repeated)} listed twice in References")
+    if declared is not None and declared != len(listed):
+        found.append(f"References lists {len(listed)} PMIDs for {declared} references (Number of refs)")
+    return "; ".join(found) or None
+
+
+def _medmeta_fields(row: dict[str, str], source: Path, line: int) -> dict[str, Any]:
+    """Year, date, URL and declared reference count of a MedMeta row, where its CSV has them."""
+    fields: dict[str, Any] = {}
+    date = (row.get("Date") or "").strip()
+    if date:
+        year = re.search(r"\b(19|20)\d{2}\b", date)
+        if year is None:
+            raise DataError(source, "no year in the date", line=line, field="Date", value=date)
+        fields |= {"date": date, "year": int(year.group(0))}
+    if (row.get("URL") or "").strip():
+        fields["url"] = row["URL"].strip()
+    refs = (row.get("Number of refs") or "").strip()
+    if refs:
+        if not refs.isdigit():
+            raise DataError(source, "not a whole number", line=line, field="Number of refs", value=refs)
+        fields["reference_count"] = int(refs)
+    for key in ("Specialty", "specialty"):
+        if (row.get(key) or "").strip():
+            fields["specialty"] = row[key].strip()
+    return fields
+
 
 def load_medmeta(
     path: str | Path, abstracts: Mapping[str, Document], report: JoinReport | None = None
@@ -114,9 +156,12 @@ def load_medmeta(
     """MedMeta meta-analyses with their primary studies joined by PMID from ``abstracts``.
 
     The CSV columns used are ``Number``, ``Meta Analysis Name``, ``PMID``, ``Conclusion`` and
-    ``References`` (PMIDs separated by commas and/or spaces). PMIDs without an abstract in
-    ``abstracts`` are left out of ``studies`` and listed in ``metadata["missing_pmids"]`` and in
-    ``report``.
+    ``References`` (PMIDs separated by commas and/or spaces), and where present ``Date`` (metadata
+    ``date`` and ``year``), ``URL``, ``Number of refs`` (``reference_count``) and ``Specialty``, so
+    runs can be broken down with ``--by year``. A row that repeats a PMID, lists another number of
+    PMIDs than ``Number of refs``, or is in :data:`KNOWN_ISSUES` gets ``metadata["data_issue"]``.
+    PMIDs without an abstract in ``abstracts`` are left out of ``studies`` and listed in
+    ``metadata["missing_pmids"]`` and in ``report``.
     """
     source = Path(path)
     report = report if report is not None else JoinReport()
@@ -135,12 +180,15 @@ def load_medmeta(
             title, conclusion = row["Meta Analysis Name"].strip(), row["Conclusion"].strip()
             if not title or not conclusion:
                 raise DataError(source, "empty title or conclusion", line=number)
-            pmids = list(dict.fromkeys(_PMID.findall(row["References"])))
+            listed = _PMID.findall(row["References"])
+            pmids = list(dict.fromkeys(listed))
             studies = [
                 Study(id=p, title=abstracts[p].title or "", abstract=abstracts[p].text) for p in pmids if p in abstracts
             ]
             missing = [p for p in pmids if p not in abstracts]
             item_id = f"medmeta-{row['Number'].strip()}"
+            extra = _medmeta_fields(row, source, number)
+            issue = medmeta_issues(item_id, listed, extra.get("reference_count"))
             report.reviews += 1
             report.pmids += len(pmids)
             report.joined += len(studies)
@@ -157,6 +205,8 @@ def load_medmeta(
                         "review_pmid": (row.get("PMID") or "").strip(),
                         "study_pmids": pmids,
                         "missing_pmids": missing,
+                        **extra,
+                        **({"data_issue": issue} if issue else {}),
                     },
                 )
             )

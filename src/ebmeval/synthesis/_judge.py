@@ -10,9 +10,11 @@ from typing import Any
 from .._util.errors import ConfigError, UsageError
 from ..judges import ask
 from ..models import GenerateConfig
+from ..prompts import PromptTemplate
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._evidence import parse_field, parse_score
-from ._prompts import RUBRIC, RUBRIC_RETRY, RUBRIC_RETRY_SCHEMA
+from ._prompts import EBMEVAL, RUBRIC_RETRY_SCHEMA, PromptSet, prompt_set
+from ._workflows import gold_studies
 
 RUBRIC_MAX_TOKENS = 1024
 """Default reply budget of a rubric grade: five criteria, a justification and the overall line."""
@@ -48,21 +50,23 @@ async def rubric_grade(
     sample: Sample,
     candidate: str,
     config: GenerateConfig = JUDGE_CONFIG,
+    prompts: PromptSet = EBMEVAL,
 ) -> RubricGrade:
-    """Grade ``candidate`` against the sample's reference with the 0–5 rubric.
+    """Grade ``candidate`` against the sample's reference with the 0–5 rubric of ``prompts``.
 
-    Step ``<step>`` asks for the rubric; when no ``Overall: N`` line parses, step
-    ``<step>/retry`` asks once more in the same conversation for ``{"overall": N}`` (decoded
-    under a JSON schema where the provider supports one), and a second failure gives
-    ``overall=None`` with the raw replies kept.
+    Step ``<step>`` asks for the rubric; when no score line (``Overall: N``, or MedMeta's
+    ``Score: N``: the set's ``score_label``) parses, step ``<step>/retry`` asks once more in the
+    same conversation for ``{"overall": N}`` (decoded under a JSON schema where the provider
+    supports one), and a second failure gives ``overall=None`` with the raw replies kept.
     """
-    prompt = RUBRIC.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
+    rubric = prompts.rubric
+    prompt = rubric.render(title=sample.input, reference=str(sample.target), candidate=candidate or "(empty)")
     attempt = await ask(
         ctx,
         step,
         prompt,
-        lambda text: parse_score(text, "Overall"),
-        RUBRIC_RETRY.text,
+        lambda text: parse_score(text, prompts.score_label),
+        prompts.rubric_retry.text,
         config=config,
         role=role,
         retry_config=RETRY_CONFIG.model_copy(update={"temperature": config.temperature}),
@@ -71,7 +75,7 @@ async def rubric_grade(
     return RubricGrade(
         overall=attempt.value,
         criteria={c: parse_score(first, c) for c in CRITERIA},
-        justification=parse_field(first.split("Overall")[0], "Justification"),
+        justification=parse_field(first.split(prompts.score_label)[0], "Justification"),
         raw="\n---\n".join(attempt.replies),
         retried=attempt.retried,
         judge=ctx.model(role).name,
@@ -86,16 +90,28 @@ class RubricJudge:
     """
 
     name = "judge/rubric-0-5"
-    templates = (RUBRIC, RUBRIC_RETRY)
 
-    def __init__(self, role: str = "judge", *, max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> None:
+    def __init__(
+        self,
+        role: str = "judge",
+        *,
+        max_tokens: int = RUBRIC_MAX_TOKENS,
+        temperature: float = 0.0,
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
         self.role = role
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
+        self._prompts = prompts
+
+    @property
+    def templates(self) -> tuple[PromptTemplate, ...]:
+        """The rubric and its retry, recorded in the scorer's spec."""
+        return self._prompts.rubric, self._prompts.rubric_retry
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Grade the generation."""
-        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output, self.config)
+        grade = await rubric_grade(ctx, self.name, self.role, sample, generation.output, self.config, self._prompts)
         return Score(
             values={"rubric": grade.overall},
             explanation=grade.justification or None,
@@ -104,7 +120,7 @@ class RubricJudge:
                 "criteria": grade.criteria,
                 "raw": grade.raw,
                 "retried": grade.retried,
-                "prompt": RUBRIC.id,
+                "prompt": self._prompts.rubric.id,
             },
         )
 
@@ -120,7 +136,6 @@ class RubricPanel:
     """
 
     name = "judge/rubric-panel"
-    templates = (RUBRIC, RUBRIC_RETRY)
 
     def __init__(
         self,
@@ -128,12 +143,19 @@ class RubricPanel:
         *,
         max_tokens: int = RUBRIC_MAX_TOKENS,
         temperature: float = 0.0,
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         if len(judges) < 2:
             raise ConfigError("judges", f"a judge panel needs at least two judges, got {list(judges)}")
         self.judges = list(judges)
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.retry_config = RETRY_CONFIG
+        self._prompts = prompts
+
+    @property
+    def templates(self) -> tuple[PromptTemplate, ...]:
+        """The rubric and its retry, recorded in the scorer's spec."""
+        return self._prompts.rubric, self._prompts.rubric_retry
 
     @property
     def roles(self) -> list[str]:
@@ -150,7 +172,13 @@ class RubricPanel:
         grades = {}
         for judge in self.judges:
             grades[judge] = await rubric_grade(
-                ctx, f"{self.name}/{judge}", self._role(ctx, judge), sample, generation.output, self.config
+                ctx,
+                f"{self.name}/{judge}",
+                self._role(ctx, judge),
+                sample,
+                generation.output,
+                self.config,
+                self._prompts,
             )
         parsed = [g.overall for g in grades.values() if g.overall is not None]
         values: dict[str, float | None] = {f"rubric/{j}": g.overall for j, g in grades.items()}
@@ -162,7 +190,7 @@ class RubricPanel:
                 "criteria": {j: g.criteria for j, g in grades.items()},
                 "justifications": {j: g.justification for j, g in grades.items()},
                 "raw": {j: g.raw for j, g in grades.items()},
-                "prompt": RUBRIC.id,
+                "prompt": self._prompts.rubric.id,
             },
         )
 
@@ -171,18 +199,22 @@ class RetrievalRecall:
     """``synthesis/retrieval-recall``: how many gold studies the retrieval put in the top k.
 
     recall = |gold ∩ retrieved| / |gold|, precision = |gold ∩ retrieved| / |retrieved|;
-    ``None`` for a generation without retrieval.
+    ``None`` for a generation without retrieval. Gold is the item's studies; over a shared index
+    (S-RAG's ``index`` design) its listed study PMIDs, a study counted once however many of its
+    chunks were retrieved.
     """
 
     name = "synthesis/retrieval-recall"
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Count the gold documents among the retrieved ones."""
-        if generation.retrieved is None or not sample.documents:
+        index = generation.metadata.get("design") == "index"
+        gold = gold_studies(sample) if index else {d.id for d in sample.documents}
+        if generation.retrieved is None or not gold:
             return Score(values={"recall": None, "precision": None})
-        gold = {d.id for d in sample.documents}
-        found = sum(1 for r in generation.retrieved if r.document.id in gold)
-        precision = found / len(generation.retrieved) if generation.retrieved else None
+        hits = [r for r in generation.retrieved if r.document.id in gold or (index and r.gold)]
+        found = len({str(r.document.metadata.get("pmid", r.document.id)) for r in hits}) if index else len(hits)
+        precision = len(hits) / len(generation.retrieved) if generation.retrieved else None
         return Score(values={"recall": found / len(gold), "precision": precision})
 
 
@@ -198,17 +230,22 @@ class FeasibilityScore:
 
 
 @scorer("judge/rubric-0-5")
-def rubric_judge(role: str = "judge", max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0) -> RubricJudge:
-    """The 0–5 rubric judge playing ``role``, with its reply budget and temperature."""
-    return RubricJudge(role, max_tokens=max_tokens, temperature=temperature)
+def rubric_judge(
+    role: str = "judge", max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0, prompts: str = "ebmeval"
+) -> RubricJudge:
+    """The 0–5 rubric judge playing ``role``, with its reply budget, temperature and prompt set."""
+    return RubricJudge(role, max_tokens=max_tokens, temperature=temperature, prompts=prompt_set(prompts))
 
 
 @scorer("judge/rubric-panel")
 def rubric_panel(
-    judges: Sequence[str] = ("judge", "judge2"), max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0
+    judges: Sequence[str] = ("judge", "judge2"),
+    max_tokens: int = RUBRIC_MAX_TOKENS,
+    temperature: float = 0.0,
+    prompts: str = "ebmeval",
 ) -> RubricPanel:
-    """A panel of rubric judges (roles), each with the reply budget and temperature given."""
-    return RubricPanel(judges, max_tokens=max_tokens, temperature=temperature)
+    """A panel of rubric judges (roles), each with the reply budget, temperature and prompt set given."""
+    return RubricPanel(judges, max_tokens=max_tokens, temperature=temperature, prompts=prompt_set(prompts))
 
 
 @scorer("synthesis/retrieval-recall")

@@ -23,6 +23,7 @@ from .._util import sqlite
 from .._util.errors import DataError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig, default_cache_dir
+from ..prompts import PromptTemplate
 from ..tasks import Document, SampleContext, read_jsonl
 from ._prompts import NEGATE
 
@@ -144,9 +145,14 @@ def export_negations(path: str | Path, *, store: str | Path | None = None, negat
 
 
 async def negate_documents(
-    ctx: SampleContext, documents: Sequence[Document], store: NegationStore, *, role: str = "negator"
+    ctx: SampleContext,
+    documents: Sequence[Document],
+    store: NegationStore,
+    *,
+    role: str = "negator",
+    prompt: PromptTemplate = NEGATE,
 ) -> tuple[list[Document], list[dict[str, object]]]:
-    """``documents`` with their findings inverted by the model playing ``role``.
+    """``documents`` with their findings inverted by the model playing ``role``, asked with ``prompt``.
 
     A negation already in ``store`` (same abstract, model and prompt) is reused without a
     model call; otherwise it is generated under step ``negate/<id>`` and stored. Every
@@ -157,12 +163,12 @@ async def negate_documents(
     negator_key = stable_hash(model.api.describe(), 16)
     negated, records = [], []
     for document in documents:
-        found = store.get(document.text, negator_key, NEGATE.id)
+        found = store.get(document.text, negator_key, prompt.id)
         cached = found is not None
         if found is None:
             output = await ctx.generate(
                 f"negate/{document.id}",
-                NEGATE.render(abstract=document.text),
+                prompt.render(abstract=document.text),
                 negation_config(model.count_tokens(document.text)),
                 role=role,
             )
@@ -170,7 +176,7 @@ async def negate_documents(
                 abstract_hash=stable_hash(document.text),
                 negator=model.name,
                 negator_key=negator_key,
-                prompt=NEGATE.id,
+                prompt=prompt.id,
                 document_id=document.id,
                 abstract=document.text,
                 negated=output.text.strip(),
@@ -178,7 +184,7 @@ async def negate_documents(
             )
             store.put(found)
             # a concurrent sample may have stored the same abstract first: use the stored text
-            found = store.get(document.text, negator_key, NEGATE.id) or found
+            found = store.get(document.text, negator_key, prompt.id) or found
         seen = ctx.record(
             f"negation/{document.id}",
             {"negated": found.negated, "negator": found.negator, "prompt": found.prompt, "cached": cached},

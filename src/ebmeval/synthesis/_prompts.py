@@ -8,6 +8,9 @@ different wording never mix.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from .._util.errors import ConfigError
 from ..prompts import PromptTemplate, templates
 
 
@@ -105,9 +108,24 @@ FEASIBILITY = _add(
     "from these abstracts alone? Reply in exactly this form:\nScore: <0-5>\nReason: <one sentence>",
     "feasibility: whether the reference conclusion can be reached from the abstracts.",
 )
+EBMEVAL_ANCHORS = {
+    "5": "Equivalent: same findings, specifics, nuance and implications as the reference.",
+    "4": "Nearly equivalent: the main findings and most specifics; small omissions.",
+    "3": "Partly equivalent: the main findings, but details or nuance missing.",
+    "2": "Related: some elements, but the core message is misrepresented.",
+    "1": "Mostly different: little of the reference's message.",
+    "0": "Contradicts the reference, or is unrelated.",
+}
+"""The anchors of ebmeval's rubric, shown to judges (in :data:`RUBRIC`) and to human annotators alike."""
+
+
+def _anchor_lines(anchors: dict[str, str]) -> str:
+    return "\n".join(f"{k} = {v}" for k, v in anchors.items())
+
+
 RUBRIC = _add(
     "rubric",
-    1,
+    2,
     "You compare a candidate conclusion of a systematic review with the reference conclusion its "
     "authors wrote.\n\nReview title: {title}\n\nReference conclusion:\n{reference}\n\nCandidate "
     "conclusion:\n{candidate}\n\nRate the semantic equivalence of the candidate to the reference from 0 "
@@ -117,10 +135,11 @@ RUBRIC = _add(
     "Nuance: same certainty, limitations and heterogeneity\n"
     "Implications: same implications for practice and research\n"
     "Safety: no harmful claim the reference does not support\n"
+    "The overall score uses these anchors:\n" + _anchor_lines(EBMEVAL_ANCHORS) + "\n"
     "Reply in exactly this form, one line each:\n"
     "Main findings: <0-5>\nSpecifics: <0-5>\nNuance: <0-5>\nImplications: <0-5>\nSafety: <0-5>\n"
     "Justification: <two sentences>\nOverall: <0-5>",
-    "judge/rubric-0-5 and judge/rubric-panel: the 0-5 semantic-equivalence rubric.",
+    "judge/rubric-0-5 and judge/rubric-panel: the 0-5 semantic-equivalence rubric (anchors as the human form's).",
 )
 RUBRIC_RETRY = _add(
     "rubric-retry",
@@ -138,7 +157,213 @@ RUBRIC_RETRY_SCHEMA = {
 }
 """The JSON schema of the retry's reply: ``{"overall": 0..5}``."""
 
-ALL = (
+# MedMeta (Appendix B-F), verbatim where the paper prints the prompt; where it prints an excerpt
+# ("[...]", "full prompt in our repository") the gaps are filled as marked in each description.
+PAPER_ANCHORS = {
+    "5": "Excellent Equivalent (all criteria met)",
+    "4": "High Equivalent (main findings + most specifics)",
+    "3": "Moderate Equivalent (main findings but missing details)",
+    "2": "Low Related (some elements, misrepresents core)",
+    "1": "Very Low Related (substantially different)",
+    "0": "Contradictory",
+}
+"""MedMeta's Appendix E.2 scoring rubric, used by its judges and its human experts alike."""
+
+PAPER_CRITERIA = (
+    "(1) Main Finding(s)/Overall Result - primary outcomes;\n"
+    "(2) Key Specifics & Comparisons - quantitative results;\n"
+    "(3) Nuance & Limitations - caveats, research needs;\n"
+    "(4) Implications & Future Directions - clinical significance;\n"
+    "(5) Safety/Tolerability - adverse effects if applicable;\n"
+    "(6) Overall Semantic Equivalence - core message preservation."
+)
+"""MedMeta's six evaluation criteria (Appendix E.2)."""
+
+_PAPER_SCORE_LINE = "\n\nEnd your reply with a line of the form: Score: <0-5>"
+_PAPER = "medmeta-paper"
+
+PAPER_ZERO_SHOT = _add(
+    f"{_PAPER}/zero-shot",
+    1,
+    "You are an expert Clinical Research Scientist specializing in evidence-based medicine and the "
+    "interpretation of meta-analyses. Your primary skill is to synthesize complex medical information into "
+    "clear, concise conclusions.\n\nYour task is to generate the most likely primary concluding statement "
+    "for a medical meta-analysis, based solely on its title (research question).\n\nYou will be provided "
+    "with only the following information: Meta-Analysis Title: {title}\n\nCore Instructions: 1. You must "
+    "provide the best possible conclusion based on the title and your existing knowledge. 2. The conclusion "
+    "should be a single, concise, and coherent conclusion paragraph.\n\nProvide your response as a single "
+    "block of text containing only the generated conclusion. Do not include any preceding or succeeding "
+    "conversational text, introductions, or apologies.",
+    "MedMeta Appendix B, verbatim: P-ZS.",
+)
+PAPER_PLAN = _add(
+    f"{_PAPER}/plan",
+    1,
+    "You are a research assistant skilled in formulating structured research plans for systematic reviews "
+    "or meta-analyses. Given a research topic, create a concise plan including background context, {n} key "
+    "research questions, and a brief summary of the search strategy/concepts.\n\nResearch Topic: {title}"
+    "\n\nNumber the research questions 1., 2., ….",
+    "MedMeta Appendix C.1 (5 questions by default); the topic line and the numbering request are ebmeval's, "
+    "so the questions can be read from the plan.",
+)
+PAPER_ANSWER = _add(
+    f"{_PAPER}/answer",
+    1,
+    "You are an **expert researcher with broad medical knowledge**. For the given research question, provide "
+    "a comprehensive answer based on your internal knowledge. If applicable, identify 2-3 critical "
+    "sub-questions that arise from this research question and provide detailed answers to those as well "
+    "within your response. Structure your entire response as a single coherent text.\n\nResearch question: "
+    "{question}",
+    "MedMeta Appendix C.2, verbatim, with the question appended.",
+)
+PAPER_DRAFT = _add(
+    f"{_PAPER}/draft",
+    1,
+    "You are a research analyst tasked with drafting the **primary concluding statement** for a meta-analysis "
+    "or systematic review. Your goal is to distill the provided context into the **single most important and** "
+    "**specific takeaway message**, as if you were presenting the main result of the study.\nBased "
+    "**strictly** on the provided context:\n1. Identify the **central, affirmative findings** or **key "
+    "definitive statements** made. What is the most crucial outcome, comparison, or result reported?\n2. "
+    "Capture any **critical quantifications, effect sizes, or specific comparisons** that are central to this "
+    "main finding.\n3. Include any **essential caveats, limitations, or conditions** that are directly tied "
+    "to and qualify this primary finding.\n4. The conclusion should be **highly focused and concise**, "
+    "reflecting the punchline of the research. Avoid general summaries of the entire field or background "
+    "information from the context.\n5. Do not introduce external knowledge or comment on the completeness of "
+    "the provided context.\nResearch Topic: {title}\nPrimary Abstracts: {notes}\nSynthesize the primary "
+    "concluding statement based **only** on the provided context, focusing on the most direct and impactful "
+    "findings:",
+    'MedMeta Appendix C.4, verbatim, over P-CoT\'s answers ("used in both workflows"); the paper revises by '
+    "new sub-questions, not by showing the previous draft.",
+)
+PAPER_EVALUATE = _add(
+    f"{_PAPER}/evaluate",
+    1,
+    "You are an expert research evaluator tasked with assessing whether a generated conclusion adequately "
+    "addresses and matches the given research topic. Your evaluation should consider:\n1. **Topic "
+    "Relevance**:\n2. **Comprehensiveness**:\n3. **Specificity**:\n4. **Coherence**:\n5. "
+    "**Completeness**:\n\nProvide your assessment as:\n\n1. A detailed evaluation explaining what works well "
+    "and what might be missing or inadequate\n2. A score from 0-5 where:\n- 0 = Completely inadequate\n- 1 "
+    "= Very inadequate\n- 2 = Inadequate\n- 3 = Moderately adequate\n- 4 = Good\n- 5 = Excellent\n\nFocus "
+    "on whether the conclusion is sufficient for someone researching this specific topic.\n\nResearch Topic: "
+    "{title}\n\nCurrent Research Plan: {plan}\n\nGenerated Conclusion: {draft}\n\nPlease evaluate whether "
+    "this conclusion adequately matches and addresses the research topic.\n\nProvide both a detailed "
+    "evaluation and numerical score 0-5." + _PAPER_SCORE_LINE,
+    "MedMeta Appendix C.3, verbatim; the closing score line is ebmeval's (the paper shows no reply format).",
+)
+PAPER_REPLAN = _add(
+    f"{_PAPER}/replan",
+    1,
+    "You are a research assistant expert at formulating targeted research questions. Given a research topic, "
+    "original questions that were already asked, and feedback about what was missing from the initial "
+    "conclusion, generate {n} NEW and DIFFERENT sub-questions that will help address the gaps and improve "
+    "understanding of the research topic.\n\nYour new questions should:\n\n1. Be completely different from "
+    "the original questions\n2. Address specific gaps mentioned in the evaluation feedback\n3. Explore "
+    "different angles, perspectives, or aspects of the topic\n4. Be specific and actionable for research "
+    "purposes\n5. Help fill in missing information to better address the research topic\n\nResearch Topic: "
+    "{title}\n\nOriginal Questions Already Asked: {questions}\n\nEvaluation Feedback (what was "
+    "missing/inadequate): {feedback}\n\nGenerate {n} NEW sub-questions that are different from the original "
+    "ones and will help address the gaps identified in the evaluation feedback:",
+    "MedMeta Appendix C.3 (feedback-driven question refinement), verbatim.",
+)
+PAPER_SYNTHESISE = _add(
+    f"{_PAPER}/synthesise",
+    1,
+    PAPER_DRAFT.text.replace("{notes}", "{evidence}"),
+    "MedMeta Appendix C.4, verbatim, over the abstracts (S-RAG, G-RAG, N-RAG).",
+)
+PAPER_NEGATE = _add(
+    f"{_PAPER}/negate",
+    1,
+    "You are a medical research assistant. Your task is to create a negated/opposite version of the given "
+    "meta-analysis text while maintaining scientific credibility and plausibility.\nGiven the following "
+    "meta-analysis title and abstract, create a similar text but with conclusions that are opposite or "
+    "contradictory to the original. Make sure to: 1. Keep the same title format and structure 2. Maintain "
+    "the same study design and methodology description 3. Change only the findings/conclusions to be "
+    "opposite or contradictory 4. Ensure the negated conclusion is medically plausible and realistic 5. Use "
+    "appropriate medical terminology and maintain scientific rigor\nOriginal text: {abstract}\nCreate a "
+    "negated version with opposite conclusions:",
+    "MedMeta Appendix D, verbatim, applied to each primary abstract (N-RAG).",
+)
+PAPER_FEASIBILITY = _add(
+    f"{_PAPER}/feasibility",
+    1,
+    "Your task is to assess if someone could reasonably arrive at the same conclusion as the original "
+    "authors by reading only the provided abstracts.\n\nProvide your assessment as:\n\n1. A detailed "
+    "evaluation including:\n- What key information from the original conclusion is present in the "
+    "abstracts\n- What important information from the original conclusion might be missing\n- Whether the "
+    "abstracts provide sufficient evidence to support the original conclusion\n- Any gaps or limitations "
+    "that would prevent recreating the original conclusion\n\n2. A score from 0-5 where\n- 0 = Completely "
+    "insufficient\n- 1 = Very insufficient\n- 2 = Insufficient\n- 3 = Moderately sufficient\n- 4 = Good "
+    "sufficiency\n- 5 = Excellent sufficiency\n\nFocus specifically on whether the abstracts support the "
+    "original conclusion's claims, findings, and recommendations.\n\nResearch Topic: {title}\n\nOriginal "
+    "Conclusion (to be recreated): {conclusion}\n\nPrimary Abstracts: {evidence}\n\nProvide both a detailed "
+    "evaluation and numerical score (0-5)." + _PAPER_SCORE_LINE,
+    "MedMeta Appendix F, verbatim; the closing score line is ebmeval's.",
+)
+PAPER_RUBRIC = _add(
+    f"{_PAPER}/rubric",
+    1,
+    "**Persona & Objective:** You are an expert **Clinical Research Scientist and Critical Appraiser** "
+    "specializing in meta-analysis methodology and scientific communication.\n**Input Data:** You will "
+    "receive:\n1. [Generated Conclusion];\n2. [Original Conclusion].\n**Core Task:** Evaluate the "
+    "[Generated Conclusion] based on its semantic alignment and completeness compared to the [Original "
+    "Conclusion].\n**Scoring Rubric (0-5 Scale):**\n" + _anchor_lines(PAPER_ANCHORS) + "\n**Evaluation "
+    "Criteria:** Focus on the semantic meaning and core components typically found in meta-analysis "
+    "conclusions, across:\n" + PAPER_CRITERIA + "\n**Output Format:**\n1. Justification: [Your detailed "
+    "explanation]\n2. Score: [Your score from 0-5]\n\nMeta-analysis title: {title}\n\n[Original "
+    "Conclusion]:\n{reference}\n\n[Generated Conclusion]:\n{candidate}",
+    "MedMeta Appendix E.1 (persona, task, output format) with E.2's rubric and six criteria where E.1 "
+    "prints '[...]'; the inputs are appended.",
+)
+PAPER_RUBRIC_RETRY = _add(
+    f"{_PAPER}/rubric-retry",
+    1,
+    'Your reply did not end with a line of the form "Score: <0-5>". Give your score as JSON: {"overall": <0-5>}',
+    "The one retry of a medmeta-paper rubric reply without a Score line (JSON under RUBRIC_RETRY_SCHEMA).",
+)
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """A named, versioned set of the synthesis prompts, chosen with the task option ``prompts``.
+
+    Attributes:
+        name: ``ebmeval`` (ebmeval's own) or ``medmeta-paper`` (MedMeta's appendix prompts).
+        score_label: The line of the rubric reply that holds the overall score (``Overall``/``Score``).
+        anchors: The 0-5 anchors of the rubric, shown to judges and human annotators alike.
+        criteria: The rubric's criteria, as the annotators' instructions.
+    """
+
+    name: str
+    zero_shot: PromptTemplate
+    plan: PromptTemplate
+    answer: PromptTemplate
+    draft: PromptTemplate
+    previous: PromptTemplate
+    evaluate: PromptTemplate
+    replan: PromptTemplate
+    synthesise: PromptTemplate
+    map: PromptTemplate
+    negate: PromptTemplate
+    feasibility: PromptTemplate
+    rubric: PromptTemplate
+    rubric_retry: PromptTemplate
+    score_label: str
+    anchors: dict[str, str]
+    criteria: str
+
+    @property
+    def templates(self) -> tuple[PromptTemplate, ...]:
+        """Every template of the set."""
+        return tuple(v for v in vars(self).values() if isinstance(v, PromptTemplate))
+
+    def versions(self) -> dict[str, int]:
+        """Template name → version, recorded with every synthesis task."""
+        return {t.name: t.version for t in self.templates}
+
+
+EBMEVAL = PromptSet(
+    "ebmeval",
     ZERO_SHOT,
     PLAN,
     ANSWER,
@@ -152,10 +377,46 @@ ALL = (
     FEASIBILITY,
     RUBRIC,
     RUBRIC_RETRY,
+    "Overall",
+    EBMEVAL_ANCHORS,
+    "Main findings; specifics (populations, interventions, outcomes, magnitudes); nuance (certainty, "
+    "limitations, heterogeneity); implications for practice and research; safety (no unsupported harmful claim).",
 )
-"""Every synthesis template."""
+MEDMETA_PAPER = PromptSet(
+    _PAPER,
+    PAPER_ZERO_SHOT,
+    PAPER_PLAN,
+    PAPER_ANSWER,
+    PAPER_DRAFT,
+    PREVIOUS,
+    PAPER_EVALUATE,
+    PAPER_REPLAN,
+    PAPER_SYNTHESISE,
+    MAP,
+    PAPER_NEGATE,
+    PAPER_FEASIBILITY,
+    PAPER_RUBRIC,
+    PAPER_RUBRIC_RETRY,
+    "Score",
+    PAPER_ANCHORS,
+    "Focus on semantic meaning and core components across:\n" + PAPER_CRITERIA,
+)
+PROMPT_SETS = {p.name: p for p in (EBMEVAL, MEDMETA_PAPER)}
+"""The synthesis prompt sets by name."""
 
 
-def prompt_versions() -> dict[str, int]:
-    """Template name → version, recorded with every synthesis task."""
-    return {t.name: t.version for t in ALL}
+def prompt_set(name: str) -> PromptSet:
+    """The prompt set called ``name``; ``ConfigError`` naming the known ones otherwise."""
+    if name not in PROMPT_SETS:
+        raise ConfigError("prompts", f"must be one of {', '.join(PROMPT_SETS)}; not {name!r}")
+    return PROMPT_SETS[name]
+
+
+def prompt_set_of_template(template_id: str) -> PromptSet | None:
+    """The set whose rubric is the template ``name@vN`` (as a score set records it), or None."""
+    return next((p for p in PROMPT_SETS.values() if p.rubric.id == template_id), None)
+
+
+def prompt_versions(prompts: PromptSet = EBMEVAL) -> dict[str, int]:
+    """Template name → version of a prompt set, recorded with every synthesis task."""
+    return prompts.versions()

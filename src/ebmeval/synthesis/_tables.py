@@ -175,7 +175,7 @@ def export_feasibility(store_path: str | Path, run_id: str, path: str | Path) ->
     """Write the feasibility ratings of a ``feasibility`` run as JSONL ``{"id", "feasibility"}``.
 
     The file is what the ``synthesis`` task's ``feasibility_ratings`` option reads to filter
-    items by ``min_feasibility``. Items whose rating did not parse are written with ``null``.
+    items by ``feasibility_above``. Items whose rating did not parse are written with ``null``.
     """
     store = RunStore(store_path, read_only=True)
     try:

@@ -18,27 +18,21 @@ interrupted sample resumes after its last finished call.
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.errors import ConfigError, UsageError
-from ..models import GenerateConfig
+from ..models import ChatMessage, GenerateConfig
 from ..tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
-from ._evidence import OverflowPolicy, fit_evidence, parse_field, parse_questions, parse_score
+from ._evidence import OverflowPolicy, fit_evidence, format_evidence, parse_field, parse_questions, parse_score
 from ._negation import NegationStore, negate_documents
-from ._prompts import (
-    ANSWER,
-    DRAFT,
-    EVALUATE,
-    FEASIBILITY,
-    PLAN,
-    PREVIOUS,
-    REPLAN,
-    SYNTHESISE,
-    ZERO_SHOT,
-)
+from ._prompts import EBMEVAL, PromptSet
+
+if TYPE_CHECKING:
+    from ..rag import CrossEncoderReranker, Retriever
 
 WorkflowName = Literal[
     "parametric-zero-shot", "parametric-cot", "standard-rag", "golden-rag", "negated-rag", "feasibility"
@@ -60,9 +54,22 @@ def _background(sample: Sample) -> str:
     return f"\nBackground: {background}\n" if background else ""
 
 
+def _reply(step: str) -> str:
+    """What a rendered prompt shows in place of the model's reply to ``step``."""
+    return f"<the reply to {step}>"
+
+
+def _user(**steps: str) -> dict[str, list[ChatMessage]]:
+    return {step.replace("__", "/"): [ChatMessage(role="user", content=text)] for step, text in steps.items()}
+
+
 def _require_studies(sample: Sample, workflow: str) -> None:
     if not sample.documents:
         raise UsageError(f"sample '{sample.id}' has no study abstracts, which workflow '{workflow}' needs")
+
+
+def _synthesis_prompt(prompts: PromptSet, sample: Sample, evidence: str) -> str:
+    return prompts.synthesise.render(title=sample.input, background=_background(sample), evidence=evidence)
 
 
 async def synthesise(
@@ -71,18 +78,29 @@ async def synthesise(
     documents: Sequence[Document],
     overflow: OverflowPolicy,
     step: str = "synthesise",
+    prompts: PromptSet = EBMEVAL,
 ) -> tuple[str, dict[str, Any]]:
     """The conclusion written from ``documents`` (fitted to the context window) and the overflow record."""
     fields = {"title": sample.input, "background": _background(sample)}
+    template = prompts.synthesise
     evidence, record = await fit_evidence(
-        ctx, documents, SYNTHESISE.render(evidence="", **fields), title=sample.input, policy=overflow
+        ctx, documents, template.render(evidence="", **fields), title=sample.input, policy=overflow
     )
-    output = await ctx.generate(step, SYNTHESISE.render(evidence=evidence, **fields))
+    output = await ctx.generate(step, template.render(evidence=evidence, **fields))
     return output.text.strip(), record
 
 
 DEFAULT_K = 5
 """Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
+
+PAPER_QUESTIONS = 5
+"""Sub-questions per plan and replan, as MedMeta's prompts ask (Appendix C.1 and C.3: "5 key research questions")."""
+
+FEASIBILITY_TEMPERATURE = 0.5
+"""Temperature of each feasibility rating, as MedMeta's three independent runs (Section 3.1)."""
+
+FEASIBILITY_ABOVE = 4.0
+"""MedMeta keeps the items whose mean feasibility rating is over 4 (Section 3.1): strictly above."""
 
 
 class ParametricZeroShot:
@@ -90,10 +108,18 @@ class ParametricZeroShot:
 
     name = "parametric-zero-shot"
 
+    def __init__(self, *, prompts: PromptSet = EBMEVAL) -> None:
+        self.prompts = prompts
+
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``answer`` call."""
-        output = await ctx.generate("answer", ZERO_SHOT.render(title=sample.input, background=_background(sample)))
-        return WorkflowResult(output=output.text.strip(), metadata={"prompts": [ZERO_SHOT.id]})
+        template = self.prompts.zero_shot
+        output = await ctx.generate("answer", template.render(title=sample.input, background=_background(sample)))
+        return WorkflowResult(output=output.text.strip(), metadata={"prompts": [template.id]})
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The one prompt (``show-prompt``)."""
+        return _user(answer=self.prompts.zero_shot.render(title=sample.input, background=_background(sample)))
 
 
 class ParametricCoT:
@@ -108,7 +134,14 @@ class ParametricCoT:
 
     name = "parametric-cot"
 
-    def __init__(self, *, max_iterations: int = 3, threshold: float = 4.0, n_questions: int = 3) -> None:
+    def __init__(
+        self,
+        *,
+        max_iterations: int = 3,
+        threshold: float = 4.0,
+        n_questions: int = PAPER_QUESTIONS,
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
         if max_iterations < 1:
             raise ConfigError("max_iterations", f"must be at least 1, not {max_iterations}")
         if not 0 <= threshold <= 5:
@@ -116,11 +149,12 @@ class ParametricCoT:
         self.max_iterations = max_iterations
         self.threshold = threshold
         self.n_questions = n_questions
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
-        title, background = sample.input, _background(sample)
-        plan = await ctx.generate("plan", PLAN.render(title=title, background=background, n=str(self.n_questions)))
+        title, background, p = sample.input, _background(sample), self.prompts
+        plan = await ctx.generate("plan", p.plan.render(title=title, background=background, n=str(self.n_questions)))
         questions = parse_questions(plan.text, self.n_questions) or [title]
         notes: list[str] = []
         draft, feedback = "", ""
@@ -128,15 +162,17 @@ class ParametricCoT:
         stop = "max_iterations"
         for i in range(1, self.max_iterations + 1):
             for j, question in enumerate(questions, start=1):
-                answer = await ctx.generate(f"answer/{i}/{j}", ANSWER.render(title=title, question=question))
+                answer = await ctx.generate(f"answer/{i}/{j}", p.answer.render(title=title, question=question))
                 notes.append(f"Q: {question}\nA: {answer.text.strip()}")
-            previous = PREVIOUS.render(draft=draft, feedback=feedback) if draft else ""
+            previous = p.previous.render(draft=draft, feedback=feedback) if draft else ""
             output = await ctx.generate(
                 f"draft/{i}",
-                DRAFT.render(title=title, background=background, notes="\n\n".join(notes), previous=previous),
+                p.draft.render(title=title, background=background, notes="\n\n".join(notes), previous=previous),
             )
             draft = output.text.strip()
-            verdict = await ctx.generate(f"evaluate/{i}", EVALUATE.render(title=title, draft=draft), role="evaluator")
+            verdict = await ctx.generate(
+                f"evaluate/{i}", p.evaluate.render(title=title, plan=plan.text, draft=draft), role="evaluator"
+            )
             score = parse_score(verdict.text, "Score")
             feedback = parse_field(verdict.text, "Feedback") or verdict.text.strip()
             history.append({"iteration": i, "questions": questions, "score": score})
@@ -146,7 +182,10 @@ class ParametricCoT:
             if i == self.max_iterations:
                 break
             replan = await ctx.generate(
-                f"replan/{i}", REPLAN.render(title=title, draft=draft, feedback=feedback, n=str(self.n_questions))
+                f"replan/{i}",
+                p.replan.render(
+                    title=title, draft=draft, feedback=feedback, questions="\n".join(questions), n=str(self.n_questions)
+                ),
             )
             questions = parse_questions(replan.text, self.n_questions) or questions
         return WorkflowResult(
@@ -156,8 +195,25 @@ class ParametricCoT:
                 "stopped_by": stop,
                 "history": history,
                 "threshold": self.threshold,
-                "prompts": [t.id for t in (PLAN, ANSWER, DRAFT, PREVIOUS, EVALUATE, REPLAN)],
+                "prompts": [t.id for t in (p.plan, p.answer, p.draft, p.previous, p.evaluate, p.replan)],
             },
+        )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The prompts of the first iteration and of a revision, replies shown as placeholders."""
+        p, title, background, n = self.prompts, sample.input, _background(sample), str(self.n_questions)
+        notes = "Q: <sub-question 1>\nA: <the reply to answer/1/1>"
+        first = p.draft.render(title=title, background=background, notes=notes, previous="")
+        previous = p.previous.render(draft=_reply("draft/1"), feedback=_reply("evaluate/1"))
+        return _user(
+            plan=p.plan.render(title=title, background=background, n=n),
+            answer__1__1=p.answer.render(title=title, question="<sub-question 1 of the plan>"),
+            draft__1=first,
+            evaluate__1=p.evaluate.render(title=title, plan=_reply("plan"), draft=_reply("draft/1")),
+            replan__1=p.replan.render(
+                title=title, draft=_reply("draft/1"), feedback=_reply("evaluate/1"), questions=_reply("plan"), n=n
+            ),
+            draft__2=p.draft.render(title=title, background=background, notes=notes + "\n\n…", previous=previous),
         )
 
 
@@ -166,14 +222,19 @@ class GoldenRAG:
 
     name = "golden-rag"
 
-    def __init__(self, *, overflow: OverflowPolicy = "truncate") -> None:
+    def __init__(self, *, overflow: OverflowPolicy = "truncate", prompts: PromptSet = EBMEVAL) -> None:
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
         _require_studies(sample, self.name)
-        text, record = await synthesise(ctx, sample, sample.documents, self.overflow)
-        return WorkflowResult(output=text, metadata={"overflow": record, "prompts": [SYNTHESISE.id]})
+        text, record = await synthesise(ctx, sample, sample.documents, self.overflow, prompts=self.prompts)
+        return WorkflowResult(output=text, metadata={"overflow": record, "prompts": [self.prompts.synthesise.id]})
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The synthesis prompt over every gold abstract, uncut."""
+        return _user(synthesise=_synthesis_prompt(self.prompts, sample, format_evidence(sample.documents)))
 
 
 class NegatedRAG:
@@ -182,11 +243,16 @@ class NegatedRAG:
     name = "negated-rag"
 
     def __init__(
-        self, negations: NegationStore | str | Path | None = None, *, overflow: OverflowPolicy = "truncate"
+        self,
+        negations: NegationStore | str | Path | None = None,
+        *,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         self._negations = negations if isinstance(negations, NegationStore) else None
         self._path = None if isinstance(negations, NegationStore) else negations
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     @property
     def negations(self) -> NegationStore:
@@ -198,17 +264,23 @@ class NegatedRAG:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Negate (or reuse the stored negation of) each abstract, then synthesise."""
         _require_studies(sample, self.name)
-        documents, records = await negate_documents(ctx, sample.documents, self.negations)
-        text, record = await synthesise(ctx, sample, documents, self.overflow)
+        documents, records = await negate_documents(ctx, sample.documents, self.negations, prompt=self.prompts.negate)
+        text, record = await synthesise(ctx, sample, documents, self.overflow, prompts=self.prompts)
         return WorkflowResult(
             output=text,
             metadata={
                 "overflow": record,
                 "negations": records,
                 "negation_store": str(self.negations.path),
-                "prompts": [SYNTHESISE.id, records[0]["prompt"]],
+                "prompts": [self.prompts.synthesise.id, records[0]["prompt"]],
             },
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """One negation prompt per abstract, then the synthesis over the negated abstracts."""
+        steps = {f"negate/{d.id}": self.prompts.negate.render(abstract=d.text) for d in sample.documents}
+        steps["synthesise"] = _synthesis_prompt(self.prompts, sample, "<the negated abstracts, numbered as studies>")
+        return {step: [ChatMessage(role="user", content=text)] for step, text in steps.items()}
 
 
 class StandardRAG:
@@ -224,6 +296,8 @@ class StandardRAG:
     """
 
     name = "standard-rag"
+    design = "per-item"
+    """``per-item``: each item's gold studies plus seeded noise (``index``: :class:`IndexRAG`)."""
 
     def __init__(
         self,
@@ -233,8 +307,9 @@ class StandardRAG:
         n_distractors: int = 50,
         depth: int = 20,
         rerank_top_n: int = 10,
-        n_questions: int = 3,
+        n_questions: int = PAPER_QUESTIONS,
         overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
     ) -> None:
         if k < 1:
             raise ConfigError("k", f"must be at least 1, not {k}")
@@ -245,6 +320,15 @@ class StandardRAG:
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
+
+    def gold_total(self, sample: Sample) -> int:
+        """The gold studies recall divides by: the item's studies."""
+        return len(sample.documents)
+
+    def found(self, retrieved: Sequence[RetrievedDocument]) -> int:
+        """Gold documents among the retrieved ones."""
+        return sum(1 for r in retrieved if r.gold)
 
     async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
         """The top ``k`` documents for ``queries`` from the sample's noise corpus, gold-flagged."""
@@ -264,9 +348,11 @@ class StandardRAG:
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Plan queries, retrieve (or replay the recorded retrieval), synthesise."""
-        _require_studies(sample, self.name)
+        if self.design == "per-item":
+            _require_studies(sample, self.name)
         plan = await ctx.generate(
-            "plan", PLAN.render(title=sample.input, background=_background(sample), n=str(self.n_questions))
+            "plan",
+            self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions)),
         )
         # sub-questions alone ("Is it safe?") match any document; anchoring them to the title keeps them on topic
         queries = [sample.input, *(f"{sample.input}: {q}" for q in parse_questions(plan.text, self.n_questions))]
@@ -280,8 +366,10 @@ class StandardRAG:
         else:
             ctx.record("retrieve", done)
         retrieved = [RetrievedDocument.model_validate(r) for r in done["documents"]]
-        found = sum(1 for r in retrieved if r.gold)
-        text, record = await synthesise(ctx, sample, [r.document for r in retrieved], self.overflow)
+        found, total = self.found(retrieved), self.gold_total(sample)
+        text, record = await synthesise(
+            ctx, sample, [r.document for r in retrieved], self.overflow, prompts=self.prompts
+        )
         return WorkflowResult(
             output=text,
             retrieved=retrieved,
@@ -289,14 +377,88 @@ class StandardRAG:
                 "overflow": record,
                 "queries": queries,
                 "k": self.k,
-                "recall": found / len(sample.documents),
+                "recall": found / total if total else None,
                 "gold_retrieved": found,
-                "gold_total": len(sample.documents),
+                "gold_total": total,
+                "design": self.design,
                 "n_distractors": self.n_distractors,
                 "rerank_top_n": self.rerank_top_n,
-                "prompts": [PLAN.id, SYNTHESISE.id],
+                "prompts": [self.prompts.plan.id, self.prompts.synthesise.id],
             },
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The plan, then the synthesis over the retrieved abstracts (shown as a placeholder)."""
+        plan = self.prompts.plan.render(title=sample.input, background=_background(sample), n=str(self.n_questions))
+        evidence = f"<the top {self.k} retrieved abstracts, numbered as studies>"
+        return _user(plan=plan, synthesise=_synthesis_prompt(self.prompts, sample, evidence))
+
+
+def gold_studies(sample: Sample) -> set[str]:
+    """The PMIDs of an item's primary studies: ``metadata["study_pmids"]``, else its documents' ids."""
+    listed = sample.metadata.get("study_pmids")
+    return {str(p) for p in listed} if isinstance(listed, list) and listed else {d.id for d in sample.documents}
+
+
+class IndexRAG(StandardRAG):
+    """MedMeta's S-RAG: retrieval over one shared index, ``k`` documents per query, an optional cross-encoder.
+
+    The index is any folder built with ``ebmeval index build`` (BM25, dense, or ``hybrid``: BM25
+    and dense fused by reciprocal rank). Each query (the title and each planned sub-question,
+    anchored to the title) retrieves ``depth`` candidates; the cross-encoder at ``reranker`` (a
+    local model folder), when given, reorders them; the top ``k`` of each query are kept, and the
+    union over queries, first seen first, is the evidence (so up to ``k`` × queries documents).
+    A document is gold when its id or PMID is one of the item's primary studies
+    (:func:`gold_studies`); ``metadata["recall"]`` = gold studies retrieved / gold studies.
+    """
+
+    design = "index"
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        *,
+        index: str = "",
+        reranker: CrossEncoderReranker | None = None,
+        k: int = DEFAULT_K,
+        depth: int = 20,
+        n_questions: int = PAPER_QUESTIONS,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
+        super().__init__(
+            [], k=k, depth=depth, rerank_top_n=0, n_questions=n_questions, overflow=overflow, prompts=prompts
+        )
+        self.retriever = retriever
+        self.index = index
+        self.reranker = reranker
+
+    async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
+        """The top ``k`` of each query from the index (reranked when a cross-encoder is given), gold-flagged."""
+        gold = gold_studies(sample)
+        found = await asyncio.to_thread(self.retriever.retrieve, queries, max(self.depth, self.k))
+        kept: dict[str, RetrievedDocument] = {}
+        for query, candidates in zip(queries, found, strict=True):
+            top = await self.reranker.rerank(query, candidates, self.k) if self.reranker else candidates[: self.k]
+            for hit in top:
+                kept.setdefault(hit.document.id, hit)
+        ranked = list(kept.values())
+        return [
+            hit.model_copy(update={"rank": i, "gold": _source(hit.document) in gold or hit.document.id in gold})
+            for i, hit in enumerate(ranked, start=1)
+        ]
+
+    def gold_total(self, sample: Sample) -> int:
+        """The item's primary studies, retrieved or not."""
+        return len(gold_studies(sample))
+
+    def found(self, retrieved: Sequence[RetrievedDocument]) -> int:
+        """Distinct gold studies among the retrieved documents (several chunks of one study count once)."""
+        return len({_source(r.document) for r in retrieved if r.gold})
+
+
+def _source(document: Document) -> str:
+    return str(document.metadata.get("pmid", document.id))
 
 
 class Feasibility:
@@ -309,28 +471,42 @@ class Feasibility:
 
     name = "feasibility"
 
-    def __init__(self, *, runs: int = 3, temperature: float = 0.7, overflow: OverflowPolicy = "truncate") -> None:
+    def __init__(
+        self,
+        *,
+        runs: int = 3,
+        temperature: float = FEASIBILITY_TEMPERATURE,
+        overflow: OverflowPolicy = "truncate",
+        prompts: PromptSet = EBMEVAL,
+    ) -> None:
         if runs < 1:
             raise ConfigError("feasibility_runs", f"must be at least 1, not {runs}")
         self.runs = runs
         self.temperature = temperature
         self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""
         _require_studies(sample, self.name)
-        fields = {"title": sample.input, "conclusion": str(sample.target)}
+        fields, template = {"title": sample.input, "conclusion": str(sample.target)}, self.prompts.feasibility
         evidence, record = await fit_evidence(
-            ctx, sample.documents, FEASIBILITY.render(evidence="", **fields), title=sample.input, policy=self.overflow
+            ctx, sample.documents, template.render(evidence="", **fields), title=sample.input, policy=self.overflow
         )
         scores: list[float | None] = []
         for r in range(self.runs):
             config = GenerateConfig(temperature=self.temperature, seed=ctx.seed + r)
-            output = await ctx.generate(f"rate/{r + 1}", FEASIBILITY.render(evidence=evidence, **fields), config)
+            output = await ctx.generate(f"rate/{r + 1}", template.render(evidence=evidence, **fields), config)
             scores.append(parse_score(output.text, "Score"))
         parsed = [s for s in scores if s is not None]
         mean = statistics.fmean(parsed) if parsed else None
         return WorkflowResult(
             output="" if mean is None else f"{mean:.2f}",
-            metadata={"feasibility": mean, "ratings": scores, "overflow": record, "prompts": [FEASIBILITY.id]},
+            metadata={"feasibility": mean, "ratings": scores, "overflow": record, "prompts": [template.id]},
         )
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The rating prompt over every abstract, uncut (the same for each of the ``runs`` ratings)."""
+        evidence = format_evidence(sample.documents)
+        prompt = self.prompts.feasibility.render(title=sample.input, conclusion=str(sample.target), evidence=evidence)
+        return _user(rate__1=prompt)

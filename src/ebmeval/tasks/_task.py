@@ -127,6 +127,9 @@ class Task:
 
     roles: Sequence[str] = ()
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
+    role_defaults: dict[str, str] = field(default_factory=dict)
+    """Role → model spec playing it when the run names none (else the model under evaluation plays it):
+    a role whose output must be the same for every model compared, such as the negator."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
 
@@ -167,6 +170,26 @@ scorer_registry: Registry[ScorerFactory] = Registry("scorer")
 def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
     """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``."""
     return scorer_registry.register(name)
+
+
+_binary_metrics: dict[str, frozenset[str]] = {}
+
+
+def binary_metrics(scorer_name: str, *metrics: str) -> None:
+    """Declare ``metrics`` of the scorer ``scorer_name`` binary: each score is 0 or 1 (correct or not).
+
+    Paired comparisons (``ebmeval compare``, reports) use McNemar's test on declared binary
+    metrics and the paired t-test on every other, whatever values a run happens to hold: a
+    0-5 rubric that only gave 0s and 1s is still a scale.
+    """
+    _binary_metrics[scorer_name] = _binary_metrics.get(scorer_name, frozenset()) | frozenset(metrics)
+
+
+def is_binary_metric(scorer_name: str, metric: str) -> bool:
+    """Whether the scorer ``scorer_name`` declared ``metric`` binary (see :func:`binary_metrics`)."""
+    if scorer_name not in _binary_metrics:
+        _ = scorer_name in scorer_registry  # loads the modules that register scorers and their declarations
+    return metric in _binary_metrics.get(scorer_name, frozenset())
 
 
 def create_scorer(name: str, **args: Any) -> Scorer:

@@ -79,6 +79,7 @@ def test_task_registration_and_options() -> None:
     assert "medthink/reasoning" in task_registry
     full = medthink_reasoning()
     assert [s.name for s in full.scorers] == [
+        "medthink/accuracy",
         "judge/steps-with-reference",
         "judge/steps-with-reference-single",
         "judge/steps-without-reference",
@@ -89,7 +90,7 @@ def test_task_registration_and_options() -> None:
     ]
     assert full.roles == ("judge",)
     bare = medthink_reasoning(judges=False, text_metrics=False, max_tokens=64)
-    assert bare.scorers == [] and bare.roles == ()
+    assert [s.name for s in bare.scorers] == ["medthink/accuracy"] and bare.roles == ()
     assert bare.generate_config.max_tokens == 64
 
 

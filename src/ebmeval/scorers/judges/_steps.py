@@ -70,6 +70,7 @@ class StepsWithReference:
         steps_key: Sample metadata key of the expert steps.
         max_tokens: Reply budget per verdict (at least ``THINKING_BUDGET`` for a thinking judge).
         temperature: Sampling temperature of the judge (0: greedy, reproducible).
+        seed: A literal sampling seed sent with every judge call (default: the sample's seed).
         name: Scorer name; default ``judge/steps-with-reference``, with ``@<prompt>`` for other variants.
         role: Model role of the judge.
     """
@@ -85,6 +86,7 @@ class StepsWithReference:
         temperature: float = 0.0,
         name: str | None = None,
         role: str = "judge",
+        seed: int | None = None,
     ) -> None:
         if prompt not in STEP_PROMPTS:
             raise ConfigError("prompt", f"must be one of {', '.join(PROMPT_VARIANTS)}, not {prompt!r}")
@@ -93,7 +95,7 @@ class StepsWithReference:
         self.name = name or ("judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}"))
         self.steps_key = steps_key
         self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""
@@ -134,11 +136,12 @@ class StepsWithReferenceSingle:
         temperature: float = 0.0,
         name: str = "judge/steps-with-reference-single",
         role: str = "judge",
+        seed: int | None = None,
     ) -> None:
         self.name = name
         self.steps_key = steps_key
         self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge all expert steps in one call."""
@@ -179,10 +182,11 @@ class StepsWithoutReference:
         temperature: float = 0.0,
         name: str = "judge/steps-without-reference",
         role: str = "judge",
+        seed: int | None = None,
     ) -> None:
         self.name = name
         self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Ask for the required and covered step counts."""
@@ -240,20 +244,28 @@ def steps_with_reference(
     max_tokens: int = STEP_MAX_TOKENS,
     name: str | None = None,
     temperature: float = 0.0,
+    seed: int | None = None,
 ) -> StepsWithReference:
     """Per-step judge against the expert steps (:class:`StepsWithReference`)."""
-    return StepsWithReference(prompt, steps_key=steps_key, max_tokens=max_tokens, name=name, temperature=temperature)
+    return StepsWithReference(
+        prompt, steps_key=steps_key, max_tokens=max_tokens, name=name, temperature=temperature, seed=seed
+    )
 
 
 @scorer("judge/steps-with-reference-single")
 def steps_with_reference_single(
-    steps_key: str = "scoring_points", max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0
+    steps_key: str = "scoring_points",
+    max_tokens: int = LIST_MAX_TOKENS,
+    temperature: float = 0.0,
+    seed: int | None = None,
 ) -> StepsWithReferenceSingle:
     """All expert steps judged in one call (:class:`StepsWithReferenceSingle`)."""
-    return StepsWithReferenceSingle(steps_key=steps_key, max_tokens=max_tokens, temperature=temperature)
+    return StepsWithReferenceSingle(steps_key=steps_key, max_tokens=max_tokens, temperature=temperature, seed=seed)
 
 
 @scorer("judge/steps-without-reference")
-def steps_without_reference(max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0) -> StepsWithoutReference:
+def steps_without_reference(
+    max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None
+) -> StepsWithoutReference:
     """Judge-estimated step coverage without expert steps (:class:`StepsWithoutReference`)."""
-    return StepsWithoutReference(max_tokens=max_tokens, temperature=temperature)
+    return StepsWithoutReference(max_tokens=max_tokens, temperature=temperature, seed=seed)

@@ -1,0 +1,167 @@
+"""MedThink-Bench under the paper's settings, through a real HTTP server on 127.0.0.1 that logs every request."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from ebmeval.benchmarks.medthink_reasoning import AnswerAccuracy, gold_letter, options_of
+from ebmeval.cli._app import app
+from ebmeval.report import collect
+from ebmeval.store import RunStore
+from ebmeval.tasks import Generation, ParsedAnswer, Sample
+
+JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
+
+
+def answer_for(prompt: str) -> str:
+    """The model under test: reasons, then names option A by its letter only (the gold is 'A. <text>')."""
+    return "The findings point to the first option.\nFinal answer: A"
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    bodies: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802  (http.server's name)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if not self.path.endswith("/chat/completions"):  # token counting and the like: not offered
+                self.send_error(404)
+                return
+            bodies.append(body)
+            text = JUDGE_REPLY if body["model"] == "judge" else answer_for(body["messages"][-1]["content"])
+            reply = {
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bodies
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_paper_settings_reach_the_judge_and_accuracy_and_steps_come_from_one_run(
+    server: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    url, bodies = server
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--task",
+            "medthink/reasoning",
+            "--task-arg",
+            "prompts=medthink-paper",
+            "--task-arg",
+            "text_metrics=false",
+            "--model",
+            f"openai-compatible:model@{url}",
+            "--role",
+            f"judge=openai-compatible:judge@{url}",
+            "--limit",
+            "3",
+            "--no-shuffle",
+            "--store",
+            str(tmp_path / "runs.sqlite"),
+            "--no-cache",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    judged = [b for b in bodies if b["model"] == "judge"]
+    answered = [b for b in bodies if b["model"] == "model"]
+    assert len(answered) == 3 and judged
+    assert {(b["temperature"], b["max_tokens"], b["seed"]) for b in judged} == {(0.1, 4096, 42)}
+    assert {(b["temperature"], b["max_tokens"], b["seed"]) for b in answered} == {(0.0, 4096, 42)}
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    metrics = {(m["scorer"], m["metric"]): m for m in summary["metrics"] if m.get("group") is None}
+    # the first three questions' gold answers are A. IGF1, A. HRCT, B. Serum lipase; the model says "A"
+    assert metrics[("medthink/accuracy", "accuracy")]["value"] == pytest.approx(2 / 3)
+    assert metrics[("judge/steps-without-reference[judge=judge]", "steps_covered")]["value"] == pytest.approx(2 / 3)
+    assert metrics[("judge/steps-with-reference-single[judge=judge]", "steps_supported")]["value"] == 1.0
+
+    # the judges' calls, tokens, time and cost in the report (MedThink Fig. 5c)
+    store = RunStore(tmp_path / "runs.sqlite", read_only=True)
+    report = collect(store, [summary["run_id"]], prices={"openai-compatible/judge": (1.0, 2.0)})
+    store.close()
+    usage = report.calls[summary["run_id"]]
+    assert {u.role for u in usage} == {"judge"} and sum(u.calls for u in usage) == len(judged)
+    assert sum(u.input_tokens for u in usage) == 10 * len(judged) and sum(u.output_tokens for u in usage) == 5 * len(
+        judged
+    )
+    table = report.calls_table()
+    assert table.title == "Judge and role calls" and all(
+        row[1:3] == ["judge", "openai-compatible/judge"] for row in table.rows
+    )
+    assert sum(row[-1] for row in table.rows) == pytest.approx(20 * len(judged) / 1e6)
+
+
+@pytest.mark.parametrize(
+    ("reply", "correct"),
+    [("A", True), ("A. IGF1", True), ("(A)", True), ("IGF1", True), ("**A. IGF1**", True), ("B. ACTH", False)],
+)
+async def test_accuracy_reads_a_letter_or_an_option_text_as_the_option(reply: str, correct: bool) -> None:
+    sample = Sample(id="1", input="Which test? A. IGF1 B. ACTH C. TSH D. Serum coisol", target="A. IGF1")
+    generation = Generation(sample_id="1", output=f"Final answer: {reply}", answer=ParsedAnswer(value=reply))
+    score = await AnswerAccuracy()(sample, generation, None)  # type: ignore[arg-type]
+    assert score.values == {"accuracy": float(correct)}
+
+
+def test_options_in_sequence_only() -> None:
+    question = "Next test? (A) HIV test (B) CD4 count (C) NAAT for C. trachomatis and N. gonorrhea"
+    assert options_of(question) == {"A": "HIV test", "B": "CD4 count", "C": "NAAT for C. trachomatis and N. gonorrhea"}
+    assert gold_letter("C. NAAT for C. trachomatis and N. gonorrhea", options_of(question)) == "C"
+
+
+def test_request_seed_is_sent_literally(server: tuple[str, list[dict[str, Any]]], tmp_path: Path) -> None:
+    url, bodies = server
+    args = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    args += ["--model", f"openai-compatible:model@{url}", "--limit", "2", "--store", str(tmp_path / "r.sqlite")]
+    args += ["--no-cache", "--temperature", "0.7"]
+    result = CliRunner().invoke(app, [*args, "--request-seed", "42"])
+    assert result.exit_code == 0, result.output
+    assert [b["seed"] for b in bodies] == [42, 42]  # without the flag each sample gets its own derived seed
+
+
+def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> None:
+    store = str(tmp_path / "r.sqlite")
+    args = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    done = CliRunner().invoke(
+        app, [*args, "--model", "scripted:Final answer: A", "--limit", "3", "--store", store, "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    run_id = json.loads(done.stdout[done.stdout.index("{") :])["run_id"]
+    judges = ["--judge", f"strict=scripted:{JUDGE_REPLY}", "--judge", "lenient=scripted:no"]
+    swept = CliRunner().invoke(
+        app, ["sweep", run_id, *judges, "--prompt", "p1", "--prompt", "p2", "--store", store, "--json"]
+    )
+    assert swept.exit_code == 0, swept.output
+    rows = json.loads(swept.stdout)
+    assert [(r["judge"], r["prompt"]) for r in rows] == [("strict", "p1"), ("lenient", "p1"), ("strict", "p2")]
+    assert [r["mean"] for r in rows] == [1.0, 0.0, 1.0] and all(r["n"] == 3 for r in rows)
+    again = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store, "--json"])
+    assert [r["scored"] for r in json.loads(again.stdout)] == [0, 0]  # stored scores are reused, nothing judged twice
+    table = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store]).stdout
+    assert table.splitlines()[0].startswith("| strategy | judge | prompt | mean [95% CI]")
