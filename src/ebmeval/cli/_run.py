@@ -249,20 +249,26 @@ def describe(
     task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
     as_json: JsonOption = False,
 ) -> None:
-    """Print a task's options: type, default and allowed values, read from its factory's signature."""
+    """Print a task's options: type, default and allowed values, read from its factory's signature.
+
+    The options every task takes (retrieval, ``k``, ``query``) follow the task's own.
+    """
     from .._util.options import option_docs, signature_options, type_name
-    from ..tasks import task_registry
+    from ..tasks import layer_options, task_layers, task_registry
 
     factory = task_registry.get(task)
-    docs = option_docs(factory)
+    own = signature_options(factory)
+    shared = [(layer, {k: p for k, p in layer_options(layer).items() if k not in own}) for layer in task_layers]
+    sources = [(factory, own), *shared]
     rows = [
         {
             "option": name,
             "type": type_name(param.annotation),
             "default": None if param.default is param.empty else param.default,
-            "about": docs.get(name, ""),
+            "about": option_docs(source).get(name, ""),
         }
-        for name, param in signature_options(factory).items()
+        for source, options in sources
+        for name, param in options.items()
     ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))

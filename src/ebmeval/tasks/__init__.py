@@ -17,11 +17,14 @@ from ._task import (
     create_scorer,
     create_task,
     keep_text,
+    layer_options,
     run_metric,
     run_metric_registry,
     scorer,
     scorer_registry,
     task,
+    task_layer,
+    task_layers,
     task_registry,
 )
 
@@ -45,6 +48,7 @@ __all__ = [
     "create_scorer",
     "create_task",
     "keep_text",
+    "layer_options",
     "run_metric",
     "run_metric_registry",
     "parse_jsonl",
@@ -56,5 +60,7 @@ __all__ = [
     "scorer",
     "scorer_registry",
     "task",
+    "task_layer",
+    "task_layers",
     "task_registry",
 ]

@@ -31,6 +31,7 @@ from ..prompts import (
     COT,
     COT_STRICT,
     DIRECT,
+    DOCUMENT,
     FORMAT_MULTI,
     FORMAT_MULTI_STRICT,
     FORMAT_OPEN,
@@ -73,8 +74,14 @@ class PromptRenderer(Protocol):
 
 
 def format_documents(documents: Sequence[Document]) -> str:
-    """The documents as one text: each one's title (when known) then its text, blank-line separated."""
-    return "\n\n".join(f"{doc.title}\n{doc.text}" if doc.title else doc.text for doc in documents)
+    """The documents as one text: each numbered from 1 and delimited with its id (the ``document`` template).
+
+    A document's title, when known, is its first line; documents are blank-line separated.
+    """
+    return "\n\n".join(
+        DOCUMENT.render(number=str(number), id=doc.id, heading=f"{doc.title}\n" if doc.title else "", text=doc.text)
+        for number, doc in enumerate(documents, start=1)
+    )
 
 
 def format_options(choices: dict[str, str]) -> str:
@@ -246,6 +253,7 @@ class Direct(QAWorkflow):
     templates: tuple[PromptTemplate, ...] = (
         QUESTION,
         CONTEXT,
+        DOCUMENT,
         OPTIONS,
         FORMAT_SINGLE,
         FORMAT_MULTI,
@@ -312,7 +320,16 @@ class ChainOfThought(QAWorkflow):
     """``cot``: one call that reasons, then gives a final ``Answer:`` line."""
 
     name = "cot"
-    templates: tuple[PromptTemplate, ...] = (QUESTION, CONTEXT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN, COT)
+    templates: tuple[PromptTemplate, ...] = (
+        QUESTION,
+        CONTEXT,
+        DOCUMENT,
+        OPTIONS,
+        FORMAT_SINGLE,
+        FORMAT_MULTI,
+        FORMAT_OPEN,
+        COT,
+    )
     strict_templates = (*QAWorkflow.strict_templates, COT_STRICT)
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
@@ -340,6 +357,7 @@ class ChainOfThoughtRefine(ChainOfThought):
     templates: tuple[PromptTemplate, ...] = (
         QUESTION,
         CONTEXT,
+        DOCUMENT,
         OPTIONS,
         FORMAT_SINGLE,
         FORMAT_MULTI,

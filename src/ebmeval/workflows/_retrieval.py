@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import TYPE_CHECKING, Literal
 
-from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Workflow, WorkflowResult
+from .._util.errors import ConfigError
+from ..models import ChatMessage
+from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Task, Workflow, WorkflowResult, task_layer
 
 if TYPE_CHECKING:
     from ..rag import Retriever
@@ -37,8 +40,9 @@ class RetrievalAugmented:
 
     The retrieved ids, scores, texts and gold flags are recorded as the step ``retrieve``
     (so a resumed sample sees the same documents) and returned as ``WorkflowResult.retrieved``.
-    With ``oracle=True`` the sample's own documents are used instead of retrieval, the
-    upper bound a retriever could reach.
+    The inner workflow sees the sample's own documents (the sentence of a relation question,
+    say) followed by the retrieved ones. With ``oracle=True`` the sample's own documents are
+    used instead of retrieval, the upper bound a retriever could reach.
     """
 
     def __init__(
@@ -72,12 +76,19 @@ class RetrievalAugmented:
             ctx.record(
                 "retrieve", {"query": retrieval_query(sample, self.query), "hits": [h.model_dump() for h in hits]}
             )
-        grounded = sample.model_copy(update={"documents": [h.document for h in hits]})
-        result = await self.inner(grounded, ctx)
+        result = await self.inner(self._grounded(sample, hits), ctx)
         details = {"index": self.index, "k": self.k, "query": self.query, "oracle": self.oracle}
         return result.model_copy(update={"retrieved": hits, "metadata": {**result.metadata, "retrieval": details}})
 
+    def _grounded(self, sample: Sample, hits: list[RetrievedDocument]) -> Sample:
+        own = [] if self.oracle else sample.documents
+        return sample.model_copy(update={"documents": [*own, *(h.document for h in hits)]})
+
     async def _retrieve(self, sample: Sample, gold: set[str]) -> list[RetrievedDocument]:
+        # encoders and index lookups are CPU-bound: keep the event loop free for model calls
+        return await asyncio.to_thread(self._retrieve_now, sample, gold)
+
+    def _retrieve_now(self, sample: Sample, gold: set[str]) -> list[RetrievedDocument]:
         if self.oracle:
             documents = sample.documents[: self.k]
             return [
@@ -85,6 +96,44 @@ class RetrievalAugmented:
                 for i, d in enumerate(documents)
             ]
         assert self.retriever is not None
-        # encoders and index lookups are CPU-bound: keep the event loop free for model calls
-        (hits,) = await asyncio.to_thread(self.retriever.retrieve, [retrieval_query(sample, self.query)], self.k)
+        (hits,) = self.retriever.retrieve([retrieval_query(sample, self.query)], self.k)
         return [h.model_copy(update={"gold": _is_gold(h.document, gold)}) for h in hits]
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The inner workflow's prompts over the documents retrieved for ``sample`` now."""
+        from ._qa import PromptRenderer
+
+        if not isinstance(self.inner, PromptRenderer):
+            raise ConfigError("workflow", f"workflow '{self.inner.name}' does not render its prompts")
+        hits = self._retrieve_now(sample, gold_ids(sample))
+        return self.inner.render_prompts(self._grounded(sample, hits))
+
+
+@task_layer
+def with_retrieval(task: Task, retrieval: str | None = None, k: int = 8, query: QueryMode = "question") -> Task:
+    """``task`` answered over retrieved documents: every task type takes these options.
+
+    A hash of the index's identity (retriever, its parameters and encoders, the corpus hash)
+    joins the task version, so answers over another index are another run.
+
+    Args:
+        task: the task whose workflow answers over the documents.
+        retrieval: folder of an index (``ebmeval index build``); each sample is answered over
+            its own documents (if any) followed by the top ``k`` retrieved ones.
+        k: documents retrieved per sample.
+        query: ``question`` or ``question+options``, the text sent to the retriever.
+    """
+    if retrieval is None:
+        raise ConfigError("task_args.retrieval", "k and query need retrieval=INDEX_FOLDER")
+    if query not in ("question", "question+options"):
+        raise ConfigError("task_args.query", f"must be 'question' or 'question+options', not {query!r}")
+    if k < 1:
+        raise ConfigError("task_args.k", f"must be at least 1, not {k}")
+    from ..rag import index_identity, load_index
+
+    # one query at a time: a batch pads dense queries to its longest text, so batching by
+    # arrival time could move a near-tied document and make retrieval depend on timing
+    workflow = RetrievalAugmented(task.workflow, load_index(retrieval), k=k, query=query, index=retrieval)
+    version = f"{task.version}.{index_identity(retrieval)['hash'][:12]}"
+    metadata = {**task.metadata, "retrieval": {"index": retrieval, "k": k, "query": query}}
+    return dataclasses.replace(task, workflow=workflow, version=version, metadata=metadata)
