@@ -29,9 +29,13 @@ def corpus_ingest(
     id_field: Annotated[str, typer.Option(help="JSONL/CSV field with the document id.")] = "id",
     text_field: Annotated[list[str] | None, typer.Option("--text-field", help="Field(s) with the text.")] = None,
     title_field: Annotated[str | None, typer.Option(help="Field with the title.")] = "title",
-    chunk_by: Annotated[str | None, typer.Option(help="paragraph, section or tokens.")] = None,
-    chunk_size: Annotated[int, typer.Option(help="Tokens per chunk (chunk-by tokens).")] = 200,
-    chunk_overlap: Annotated[int, typer.Option(help="Tokens shared by consecutive chunks.")] = 50,
+    chunk_by: Annotated[
+        str | None, typer.Option(help="paragraph, section, tokens or characters (recursive splitter, any language).")
+    ] = None,
+    chunk_size: Annotated[
+        int, typer.Option(help="Most tokens per chunk (characters with --chunk-by characters).")
+    ] = 200,
+    chunk_overlap: Annotated[int, typer.Option(help="Tokens (characters) shared by consecutive chunks.")] = 50,
     keep_duplicate_texts: Annotated[bool, typer.Option(help="Keep documents whose text repeats another's.")] = False,
 ) -> None:
     """Read documents (streamed), drop duplicates, chunk, and write a corpus folder."""
@@ -41,8 +45,8 @@ def corpus_ingest(
 
     chunking = None
     if chunk_by is not None:
-        if chunk_by not in ("paragraph", "section", "tokens"):
-            raise ConfigError("--chunk-by", f"must be paragraph, section or tokens, not {chunk_by!r}")
+        if chunk_by not in ("paragraph", "section", "tokens", "characters"):
+            raise ConfigError("--chunk-by", f"must be paragraph, section, tokens or characters, not {chunk_by!r}")
         chunking = Chunking(by=chunk_by, size=chunk_size, overlap=chunk_overlap)
     if builtin is not None:
         if data_root is None:
