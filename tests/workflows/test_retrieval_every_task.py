@@ -145,3 +145,20 @@ def test_small_local_model_answers_over_a_built_bm25_index(name: str, tmp_path: 
     (call,) = [s for s in detail["steps"] if s["step"] != "retrieve"]
     assert '<document number="1" id="quoted">\nQuoted passage\n' in call["messages"][-1]["content"]
     assert detail["output"]
+
+
+def test_show_prompt_renders_every_task_name(tmp_path: Path) -> None:
+    from ebmeval.tasks import task_registry
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"id": "1", "question": "Which?", "options": ["a", "b"], "answer": "A"}))
+    for name in task_registry:
+        task = create_task(name, **({"path": str(path)} if name == "mcq-file" else {}))
+        shown = render_prompts(task, 0)
+        assert shown and all("[user]" in text for text in shown.values()), name
+
+
+def test_show_prompt_command_traces_a_multi_step_workflow(tmp_path: Path) -> None:
+    done = ebmeval("show-prompt", "factuality/m3-claims", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "=== label ===" in done.stdout and "[user]" in done.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -40,29 +40,26 @@ def corpus_ingest(
 ) -> None:
     """Read documents (streamed), drop duplicates, chunk, and write a corpus folder."""
     from .._util.errors import ConfigError
-    from ..rag import Chunking, FieldMap, Source, builtin_corpus, ingest
-    from ..rag.corpus import write_store
+    from ..rag import Chunking, FieldMap, Source, ingest, ingest_builtin
 
     chunking = None
     if chunk_by is not None:
         if chunk_by not in ("paragraph", "section", "tokens", "characters"):
             raise ConfigError("--chunk-by", f"must be paragraph, section, tokens or characters, not {chunk_by!r}")
         chunking = Chunking(by=chunk_by, size=chunk_size, overlap=chunk_overlap)
+    duplicates: Literal["drop", "keep"] = "keep" if keep_duplicate_texts else "drop"
     if builtin is not None:
         if data_root is None:
             raise ConfigError("--data-root", "a built-in corpus is read from its source files: give --data-root")
-        store = write_store(builtin_corpus(builtin, data_root), out, {"builtin": builtin})
-        console.print(f"wrote {len(store):,} documents of '{builtin}' to {out}")
-        return
-    if not sources:
+        if sources:
+            raise ConfigError("sources", "give files or folders, or --builtin NAME, not both")
+        stats = ingest_builtin(builtin, data_root, out, chunking=chunking, duplicate_texts=duplicates)
+    elif not sources:
         raise ConfigError("sources", "give files or folders to ingest, or --builtin NAME")
-    fields = FieldMap(id=id_field, text=tuple(text_field) if text_field else "text", title=title_field)
-    stats = ingest(
-        [Source(path=p, fields=fields) for p in sources],
-        out,
-        chunking=chunking,
-        duplicate_texts="keep" if keep_duplicate_texts else "drop",
-    )
+    else:
+        fields = FieldMap(id=id_field, text=tuple(text_field) if text_field else "text", title=title_field)
+        inputs = [Source(path=p, fields=fields) for p in sources]
+        stats = ingest(inputs, out, chunking=chunking, duplicate_texts=duplicates)
     console.print(
         f"{stats.documents_read:,} read, {stats.documents_kept:,} kept, {stats.chunks:,} chunks, "
         f"{stats.duplicate_ids:,} duplicate ids, {stats.duplicate_texts:,} duplicate texts, "

@@ -18,6 +18,7 @@ shared by all of them:
 
 from __future__ import annotations
 
+import asyncio
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reasoning, system, user
+from ..models import ChatMessage, GenerateConfig, Model, ModelAPI, ModelOutput, strip_reasoning, system, user
 from ..prompts import (
     CONTEXT,
     COT,
@@ -43,7 +44,7 @@ from ..prompts import (
     REFINE_STRICT,
     PromptTemplate,
 )
-from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
+from ..tasks import THINKING_BUDGET, Document, MemoryMemo, Sample, SampleContext, Task, WorkflowResult
 
 Strategy = Literal["direct", "cot", "cot-refine"]
 """The names of the built-in strategies."""
@@ -483,16 +484,48 @@ def render_prompts(task: Task, sample: int | str = 0) -> dict[str, str]:
     """The prompts ``task`` sends for one sample, as text per step (for ``ebmeval show-prompt``).
 
     ``sample`` is an index into the dataset or a sample id. Each step's messages are
-    shown as ``[role]`` headers followed by the content; documents are shown uncut.
-    Raises ``UsageError`` when the task's workflow cannot render its prompts.
+    shown as ``[role]`` headers followed by the content; documents are shown uncut. A
+    workflow that does not render its prompts is traced instead (see :func:`_traced`).
     """
     workflow = task.workflow
-    if not isinstance(workflow, PromptRenderer):
-        raise UsageError(f"task '{task.name}': workflow '{workflow.name}' does not render its prompts")
     chosen = _pick(task, sample)
+    shown = workflow.render_prompts(chosen) if isinstance(workflow, PromptRenderer) else _traced(task, chosen)
     return {
         step: "\n\n".join(f"[{message.role}]\n{message.content}" for message in messages)
-        for step, messages in workflow.render_prompts(chosen).items()
+        for step, messages in shown.items()
+    }
+
+
+class _Placeholder(ModelAPI):
+    """Answers every call with a placeholder naming the call, so a workflow's prompts can be shown."""
+
+    name = "placeholder"
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """The placeholder reply."""
+        return ModelOutput(text=PREVIOUS_PLACEHOLDER, model=self.name, finish_reason="stop")
+
+
+def _traced(task: Task, sample: Sample) -> dict[str, list[ChatMessage]]:
+    """The messages of each model call ``task``'s workflow makes for ``sample``, every reply a placeholder.
+
+    For workflows that do not render their prompts themselves (multi-step synthesis, claim
+    labelling …): the workflow runs against a model that answers every call with
+    ``PREVIOUS_PLACEHOLDER``. A workflow that cannot go on from a placeholder reply stops
+    there; the calls made until then are shown.
+    """
+    memo = MemoryMemo()
+    model = Model(_Placeholder())
+    ctx = SampleContext(dict.fromkeys(("model", *task.roles), model), memo)
+    try:
+        asyncio.run(task.workflow(sample, ctx))
+    except Exception:  # noqa: BLE001 (a placeholder reply may not parse: show the calls made so far)
+        if not memo.steps:
+            raise
+    return {
+        step: [ChatMessage.model_validate(m) for m in payload["messages"]]
+        for (step, _request), payload in memo.steps.items()
+        if "messages" in payload
     }
 
 
