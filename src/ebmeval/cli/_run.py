@@ -42,6 +42,10 @@ def run(
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens to generate per call.")] = None,
+    top_p: Annotated[float | None, typer.Option(help="Nucleus sampling mass (0 < p <= 1).")] = None,
+    repetition_penalty: Annotated[
+        float | None, typer.Option(help="Penalty on repeated tokens (1 is none); refused by servers without one.")
+    ] = None,
     store: Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
@@ -67,7 +71,13 @@ def run(
         flags["model_args"] = key_values(model_arg, "--model-arg")
     if role:
         flags["roles"] = role_models(role, role_arg)
-    generate = {k: v for k, v in {"temperature": temperature, "max_tokens": max_tokens}.items() if v is not None}
+    decoding = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "top_p": top_p,
+        "repetition_penalty": repetition_penalty,
+    }
+    generate = {k: v for k, v in decoding.items() if v is not None}
     if generate:
         flags["generate"] = generate
     if no_cache:

@@ -92,6 +92,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
             if chosen is None
             else get_model(chosen.model, config=config.generate, cache=cache, **chosen.args)
         )
+    for model in models.values():  # a setting a server does not take is refused before any sample runs
+        model.api.check_config(model.config)
     unknown = set(config.roles) - set(task.roles)
     if unknown:
         raise UsageError(
