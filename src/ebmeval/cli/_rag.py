@@ -114,12 +114,21 @@ def search(
     query: Annotated[str, typer.Argument(help="The query.")],
     index: Annotated[Path, typer.Option(help="Index folder.")],
     k: Annotated[int, typer.Option(help="Documents to return.")] = 10,
+    rerank: Annotated[
+        Path | None, typer.Option(help="Reorder the first --depth hits with this local cross-encoder folder.")
+    ] = None,
+    depth: Annotated[int, typer.Option(help="Candidates retrieved for --rerank.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """Search an index."""
+    import asyncio
+
+    from ..rag import CrossEncoderReranker
     from ..rag import search as run_search
 
-    hits = run_search(index, query, k=k)
+    hits = run_search(index, query, k=max(k, depth) if rerank else k)
+    if rerank is not None:
+        hits = asyncio.run(CrossEncoderReranker(rerank, top_n=depth).rerank(query, hits, k))
     if as_json:
         typer.echo(json.dumps([h.model_dump() for h in hits], indent=2))
         return
@@ -131,20 +140,43 @@ def search(
 
 @app.command("retrieval-eval")
 def retrieval_eval(
-    benchmark: Annotated[list[str], typer.Option("--benchmark", help="pubmedqa, bioasq or m3 (repeatable).")],
-    data_root: Annotated[Path, typer.Option(help="Folder with the benchmarks' source data.")],
+    benchmark: Annotated[
+        list[str] | None, typer.Option("--benchmark", help="pubmedqa, bioasq or m3 (repeatable).")
+    ] = None,
+    data_root: Annotated[Path | None, typer.Option(help="Folder with the benchmarks' source data.")] = None,
     retriever: Annotated[list[str] | None, typer.Option("--retriever", help="bm25, dense/minilm, hybrid.")] = None,
+    index: Annotated[
+        list[Path] | None, typer.Option("--index", help="Your own index folder, judged by --qrels (repeatable).")
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help='JSONL of {"id", "query", "relevant": [document ids]} for --index.')
+    ] = None,
     n_noise: Annotated[int, typer.Option(help="Distractor documents added to each corpus.")] = 2000,
     n_queries: Annotated[int | None, typer.Option(help="Use only the first N queries.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the distractor sample.")] = 0,
 ) -> None:
-    """Recall@k, precision@k, MRR and nDCG@k of retrievers on the built-in retrieval benchmarks."""
-    from ..rag import evaluate_retrieval, get_retriever, load_benchmark, retrieval_table
+    """Recall@k, precision@k, MRR and nDCG@k of retrievers on built-in benchmarks, or of your indexes on your qrels."""
+    from .._util.errors import ConfigError
+    from ..rag import evaluate_retrieval, get_retriever, load_benchmark, load_index, qrels_benchmark, retrieval_table
 
+    if not benchmark and not index:
+        raise ConfigError("--benchmark", "name a built-in benchmark, or give --index with --qrels")
+    if index and qrels is None:
+        raise ConfigError("--qrels", "an index is judged against your relevance judgments: give --qrels FILE")
+    if benchmark and data_root is None:
+        raise ConfigError("--data-root", "the built-in benchmarks are read from their source data: give --data-root")
     reports = []
-    for name in benchmark:
+    for name in benchmark or []:
+        assert data_root is not None
         bench = load_benchmark(name, data_root, n_noise=n_noise, seed=seed, n_queries=n_queries)
         for kind in retriever or ["bm25"]:
             built = get_retriever(kind, list(bench.documents))
             reports.append(evaluate_retrieval(built, bench, name=kind))
+    if index:
+        assert qrels is not None
+        judged = qrels_benchmark(qrels)
+        if n_queries is not None:
+            judged = judged.model_copy(update={"queries": judged.queries[:n_queries]})
+        for folder in index:
+            reports.append(evaluate_retrieval(load_index(folder), judged, name=str(folder)))
     typer.echo(retrieval_table(reports).markdown(title=False), nl=False)
