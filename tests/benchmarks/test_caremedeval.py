@@ -13,6 +13,7 @@ from ebmeval.models import GenerateConfig, Model
 from ebmeval.models.providers.baseline import DEFAULT_RANKING, BaselineModel
 from ebmeval.scorers import multi_answer
 from ebmeval.tasks import Generation, SampleContext, Task
+from tests.helpers.cli import ebmeval
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "caremedeval" / "data"
 
@@ -98,3 +99,50 @@ async def test_ecn_credit_reading() -> None:
     two = await run_baseline(task, BaselineModel("most-frequent-2"), credit=(1.0, 0.5, 0.2))
     three = await run_baseline(task, BaselineModel("most-frequent-3"), credit=(1.0, 0.5, 0.2))
     assert (two["lca"], three["lca"]) == (0.1798, 0.1942)
+
+
+def test_number_of_correct_answers_and_exam_source_are_metadata() -> None:
+    samples = load_caremedeval(context="none")
+    assert all(s.metadata["nb_correct_answers"] == len(s.targets) for s in samples)
+    assert Counter(s.metadata["exam"] for s in samples) == {"ECN": 264, "CNET": 270}
+    assert len({s.metadata["source_exam"] for s in samples}) == 28
+    assert all(s.metadata["source_exam"].startswith("https://") for s in samples)
+
+
+def test_emr_by_number_of_correct_answers_on_a_baseline_run(tmp_path: Path) -> None:
+    args = ("run", "--task", "caremedeval", "--model", "baseline/most-frequent-2", "--by", "nb_correct_answers")
+    done = ebmeval(*args, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    emr = {m["group"]: m for m in json.loads(done.stdout)["metrics"] if m["metric"] == "exact_match"}
+    samples = load_caremedeval(context="none")
+    two = [s for s in samples if len(s.targets) == 2]
+    assert emr["2"]["n"] == 153 and emr["2"]["value"] == pytest.approx(sum(s.targets == ["A", "C"] for s in two) / 153)
+    assert {g: emr[g]["value"] for g in ("1", "3", "4", "5")} == dict.fromkeys(("1", "3", "4", "5"), 0.0)
+    by_exam = ebmeval("show", json.loads(done.stdout)["run_id"], "--by", "exam", "--json", cwd=tmp_path)
+    assert {m["group"] for m in json.loads(by_exam.stdout)["metrics"]} == {None, "ECN", "CNET"}
+
+
+def test_the_inconsistent_item_is_flagged_and_reported() -> None:
+    samples = {s.id: s for s in load_caremedeval(context="none")}
+    flagged = [s for s in samples.values() if "data_issue" in s.metadata]
+    assert [s.id[:8] for s in flagged] == ["350275dd"]
+    (item,) = flagged
+    assert item.targets == ["C"] and item.metadata["essential_answers"] == ["B"]
+    assert "essential answer B is not among the correct answers (C)" in item.metadata["data_issue"]
+    assert multi_answer().grade(item.targets, item) == {"exact_match": 1.0, "f1": 1.0, "hamming": 1.0, "lca": 0.0}
+
+
+def test_a_run_with_the_inconsistent_item_says_so(tmp_path: Path) -> None:
+    from ebmeval import RunConfig, run, summarize
+    from ebmeval.store import RunStore
+
+    config = RunConfig(task="caremedeval", model="baseline/random", store=str(tmp_path / "s.db"))
+    whole = run(config)
+    notes = summarize(RunStore(config.store), whole.run.run_id).notes
+    assert [n for n in notes if n.startswith("sample 350275dd")] == [
+        "sample 350275dda4a98c339efab437f4748327ca09f139cd9007c836e9fb98483b9f5c: essential answer B is not "
+        "among the correct answers (C): the correct answer scores LCA 0"
+    ]
+    others = {s.id for s in load_caremedeval(context="none")} - {n.split()[1].rstrip(":") for n in notes}
+    without = summarize(RunStore(config.store), whole.run.run_id, samples=set(list(others)[:20])).notes
+    assert not [n for n in without if n.startswith("sample ")]

@@ -140,3 +140,17 @@ async def test_golden_rag_on_ms2_fits_its_evidence_to_a_remote_window(tmp_path: 
     overflow = json.loads(metadata)["overflow"]
     assert overflow["applied"] is True and overflow["policy"] == "truncate"
     assert overflow["evidence_tokens"] > overflow["budget_tokens"] and overflow["budget_tokens"] < 4096
+
+
+async def test_reasoning_effort_is_a_model_option_of_the_command_line(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    async with ReasoningServer("field") as server:
+        args = [EBMEVAL, "run", "--task", "caremedeval", "--model", f"openai-compatible:thinker@{server.url}/v1"]
+        args += ["--model-arg", "reasoning=true", "--limit", "2", "--store", str(store), "--json"]
+        code, high, err = await ebmeval_run([*args, "--model-arg", "reasoning_effort=high"], tmp_path)
+        assert code == 0, err
+        assert [body["reasoning_effort"] for body in server.bodies] == ["high", "high"]
+        code, low, err = await ebmeval_run([*args, "--model-arg", "reasoning_effort=low"], tmp_path)
+        assert code == 0, err
+        assert server.bodies[-1]["reasoning_effort"] == "low"
+    assert high is not None and low is not None and high["run_id"] != low["run_id"]

@@ -231,3 +231,13 @@ def test_a_run_counts_inputs_cut_to_fit_beside_reply_truncations(tmp_path) -> No
     assert summary.as_dict()["input_truncated"] == 1
     table = collect(RunStore(store), [result.run.run_id]).metrics_table()
     assert "inputs cut" in table.markdown() and any("inputs cut:" in note for note in table.notes)
+
+
+async def test_a_prompt_set_words_the_truncation_note_too() -> None:
+    from ebmeval.prompts import CAREMEDEVAL_FR
+
+    api = LimitedModel(["A"], context_length=400)
+    multi = long_sample(1000).model_copy(update={"target": ["A", "B"]})
+    await qa_workflow("direct", multi_answer=True, prompt_set=CAREMEDEVAL_FR)(multi, context(api))
+    prompt = api.requests[0][0][-1].content
+    assert "la suite de cet article est omise" in prompt and "context window" not in prompt

@@ -21,7 +21,13 @@ from importlib.metadata import entry_points
 GROUP = "ebmeval"
 """The entry-point group."""
 
-KEYS = {"task": "tasks", "scorer": "scorers", "model provider": "providers", "retriever": "retrievers"}
+KEYS = {
+    "task": "tasks",
+    "scorer": "scorers",
+    "model provider": "providers",
+    "retriever": "retrievers",
+    "preset": "presets",
+}
 """Registry kind → the entry-point name whose modules register components of that kind."""
 
 BUILTIN: dict[str, tuple[str, ...]] = {
@@ -29,6 +35,7 @@ BUILTIN: dict[str, tuple[str, ...]] = {
     "scorers": ("ebmeval.scorers", "ebmeval.benchmarks"),
     "providers": ("ebmeval.models.providers",),
     "retrievers": ("ebmeval.rag.retrievers",),
+    "presets": ("ebmeval.reproduce.presets",),
 }
 """The modules that register the built-in components, by entry-point name."""
 

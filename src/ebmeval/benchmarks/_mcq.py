@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from ..prompts import DEFAULT as DEFAULT_PROMPTS
+from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task
 from ..workflows import Overflow, Strategy, qa_workflow
@@ -25,6 +27,7 @@ def mcq_task(
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
+    prompt_set: PromptSet = DEFAULT_PROMPTS,
 ) -> Task:
     """A multiple-choice task: a :func:`~ebmeval.workflows.qa_workflow`, the letter parser and its scorer.
 
@@ -36,7 +39,8 @@ def mcq_task(
     reading of the same replies beside it (``accuracy_lenient``, ``exact_match_lenient`` …).
 
     Retrieval (``retrieval``, ``k``, ``query``) is an option of every task, applied by
-    :func:`ebmeval.workflows.with_retrieval`.
+    :func:`ebmeval.workflows.with_retrieval`. ``prompt_set`` words every instruction
+    (``ebmeval.prompts.PromptSet``).
     """
     if answer_format not in ("lenient", "strict"):
         raise ConfigError("answer_format", f"must be 'lenient' or 'strict', not {answer_format!r}")
@@ -49,6 +53,7 @@ def mcq_task(
         overflow=overflow,
         answer_from=answer_from,
         strict=strict,
+        prompt_set=prompt_set,
     )
     scorer = multi_answer(unparsed, also_lenient=strict) if multi else accuracy(unparsed, also_lenient=strict)
     return Task(

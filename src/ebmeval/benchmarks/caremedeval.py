@@ -9,8 +9,11 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import cache
 from typing import Any, Literal
+from urllib.parse import urlparse
 
 from .._util.errors import ConfigError
+from ..prompts import DEFAULT as DEFAULT_PROMPTS
+from ..prompts import prompt_sets
 from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
 from ..workflows import Overflow, Strategy
@@ -24,6 +27,7 @@ FIELDS = ("id", "article", "question", "answers", "correct_answers", "essential_
 Language = Literal["en", "fr"]
 Subset = Literal["all", "with_justifications", "requires_context"]
 Context = Literal["full", "abstract", "none"]
+PromptSetName = Literal["default", "paper"]
 
 
 @cache
@@ -44,8 +48,10 @@ def load_caremedeval(language: Language = "en", subset: Subset = "all", context:
 
     Option letters are upper-cased (``a``–``e`` become ``A``–``E``), targets are the
     sorted correct letters, and ``metadata`` keeps ``essential_answers``,
-    ``unacceptable_answers``, ``labels``, ``justification``, ``article`` and
-    ``requires_context`` (``None`` outside the 16 annotated questions).
+    ``unacceptable_answers``, ``labels``, ``justification``, ``article``,
+    ``requires_context`` (``None`` outside the 16 annotated questions), ``date_exam``,
+    ``nb_correct_answers``, ``source_exam`` (the exam's URL), ``exam`` (``ECN`` or ``CNET``)
+    and, for a question whose LCA keys contradict its correct answers, ``data_issue``.
 
     Args:
         language: ``en`` (questions machine-translated by the authors) or ``fr`` (original).
@@ -94,10 +100,43 @@ def load_caremedeval(language: Language = "en", subset: Subset = "all", context:
                     "justification": record.get("justification", ""),
                     "requires_context": record.get("requires_context"),
                     "date_exam": record.get("date_exam"),
+                    "nb_correct_answers": len(record["correct_answers"]),
+                    "source_exam": record.get("source_exam"),
+                    "exam": _exam(record.get("source_exam")),
+                    **_issue(record),
                 },
             )
         )
     return samples
+
+
+def _exam(source: str | None) -> str | None:
+    """``ECN`` (official national exams, cng.sante.fr) or ``CNET`` (mock exams, therap.fr) from the exam's URL."""
+    if not source:
+        return None
+    host = urlparse(source).netloc
+    return "ECN" if host.endswith("cng.sante.fr") else "CNET" if host.endswith("therap.fr") else None
+
+
+def _issue(record: dict[str, Any]) -> dict[str, str]:
+    """``{"data_issue": …}`` for a question whose LCA keys contradict its correct answers, else nothing.
+
+    Upstream has one (``350275dd…``, the paper's Figure 1): essential answer B is not among its
+    correct answers (C), so the correct answer scores EMR 1 and LCA 0. Summaries of a run that
+    includes such a question say so (``ebmeval.runner.summarize``).
+    """
+    correct = set(_upper(record["correct_answers"]))
+    essential = set(_upper(record["essential_answers"])) - correct
+    unacceptable = set(_upper(record["unacceptable_answers"])) & correct
+    found = []
+    if essential:
+        found.append(f"essential answer {', '.join(sorted(essential))} is not among the correct answers")
+    if unacceptable:
+        found.append(f"unacceptable answer {', '.join(sorted(unacceptable))} is among the correct answers")
+    if not found:
+        return {}
+    shown = ", ".join(sorted(correct))
+    return {"data_issue": f"{'; '.join(found)} ({shown}): the correct answer scores LCA 0"}
 
 
 def answer_ranking(samples: Sequence[Sample]) -> str:
@@ -121,6 +160,7 @@ def caremedeval(
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
+    prompt_set: PromptSetName = "default",
 ) -> Task:
     """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.
 
@@ -139,7 +179,12 @@ def caremedeval(
         unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
         answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
             ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
+        prompt_set: ``default`` (ebmeval's English instructions) or ``paper`` (the paper's
+            physician-role prompt in ``language``: prompt set ``caremedeval/fr`` or ``caremedeval/en``;
+            strategies ``direct`` and ``cot``).
     """
+    if prompt_set not in ("default", "paper"):
+        raise ConfigError("prompt_set", f"must be 'default' or 'paper', not {prompt_set!r}")
     samples = load_caremedeval(language, subset, context)
     metadata: dict[str, Any] = {
         "source": "bonzid/CareMedEval@11eccc71e516a1b7af979acc64ab55a4c2a2c8fd",
@@ -159,4 +204,5 @@ def caremedeval(
         overflow=overflow,
         unparsed=unparsed,
         answer_format=answer_format,
+        prompt_set=prompt_sets.get(f"caremedeval/{language}") if prompt_set == "paper" else DEFAULT_PROMPTS,
     )

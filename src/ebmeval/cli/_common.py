@@ -40,6 +40,21 @@ def key_values(items: list[str] | None, flag: str) -> dict[str, Any]:
     return parsed
 
 
+def scorer_options(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """``--scorer-arg SCORER:KEY=VALUE`` → ``{SCORER: {KEY: VALUE}}``; a bare ``KEY=VALUE`` goes under ``""``.
+
+    ``""`` stands for the task's only scorer (``ebmeval.tasks.with_scorer_args``). A ``:``
+    before the first ``=`` names the scorer, so a value may hold ``:``.
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for item in items or []:
+        head, sep, _value = item.partition("=")
+        name, colon, _key = head.partition(":")
+        scorer, option = (name, item[len(name) + 1 :]) if sep and colon else ("", item)
+        found.setdefault(scorer, {}).update(key_values([option], "--scorer-arg"))
+    return found
+
+
 def role_models(roles: list[str] | None, role_args: list[str] | None) -> dict[str, dict[str, Any]]:
     """``--role judge=SPEC`` and ``--role-arg judge:timeout=60`` → ``{judge: {model: SPEC, args: {…}}}``.
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, StoreOption, app, console, key_values, resume_command, role_models
+from ._common import JsonOption, StoreOption, app, console, key_values, resume_command, role_models, scorer_options
 
 
 @app.command()
@@ -29,6 +29,10 @@ def run(
     ] = None,
     role_arg: Annotated[
         list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
+    ] = None,
+    scorer_arg: Annotated[
+        list[str] | None,
+        typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE."),
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
     shard: Annotated[
@@ -71,6 +75,8 @@ def run(
         flags["model_args"] = key_values(model_arg, "--model-arg")
     if role:
         flags["roles"] = role_models(role, role_arg)
+    if scorer_arg:
+        flags["scorer_args"] = scorer_options(scorer_arg)
     decoding = {
         "temperature": temperature,
         "max_tokens": max_tokens,
@@ -209,13 +215,18 @@ def score(
     task_arg: Annotated[
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
     ] = None,
+    scorer_arg: Annotated[
+        list[str] | None,
+        typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Score predictions made elsewhere with a task's parser and scorers."""
     from ..scorers import score_predictions
-    from ..tasks import create_task
+    from ..tasks import create_task, with_scorer_args
 
-    result = score_predictions(create_task(task, **key_values(task_arg, "--task-arg")), predictions)
+    built = with_scorer_args(create_task(task, **key_values(task_arg, "--task-arg")), scorer_options(scorer_arg))
+    result = score_predictions(built, predictions)
     if as_json:
         typer.echo(json.dumps(result, indent=2))
         return
@@ -233,6 +244,7 @@ def score(
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
         f" · {len(result['unknown_ids'])} unknown ids"
     )
+    table.notes += [f"note: {note}" for note in result["notes"]]
     Console().print(table.rich())
 
 

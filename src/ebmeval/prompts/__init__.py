@@ -19,12 +19,16 @@ from ._qa import (
     REFINE,
     REFINE_STRICT,
 )
+from ._sets import CAREMEDEVAL_EN, CAREMEDEVAL_FR, DEFAULT, PromptSet, add_prompt_set, prompt_sets
 from ._template import PromptTemplate, add_template, list_templates, templates
 
 __all__ = [
+    "CAREMEDEVAL_EN",
+    "CAREMEDEVAL_FR",
     "CONTEXT",
     "COT",
     "COT_STRICT",
+    "DEFAULT",
     "DIRECT",
     "DOCUMENT",
     "FINAL_MARKER",
@@ -36,11 +40,14 @@ __all__ = [
     "FORMAT_SINGLE",
     "FORMAT_SINGLE_STRICT",
     "OPTIONS",
+    "PromptSet",
     "PromptTemplate",
     "QUESTION",
     "REFINE",
     "REFINE_STRICT",
+    "add_prompt_set",
     "add_template",
     "list_templates",
+    "prompt_sets",
     "templates",
 ]

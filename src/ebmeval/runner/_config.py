@@ -6,11 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._util.defaults import DEFAULT_STORE as DEFAULT_STORE
 from .._util.errors import ConfigError
 from ..models import GenerateConfig
+
+GENERATION_MODEL_ARGS = ("reasoning_effort",)
+"""Generation settings also taken as model options: ``--model-arg reasoning_effort=high`` sets ``generate``'s."""
 
 MAX_EPOCHS = 1000
 """Most epochs a run may have."""
@@ -40,6 +43,9 @@ class RunConfig(BaseModel):
     """Spec of the model under evaluation (``local``, ``openai-compatible:m@url`` …)."""
     model_args: dict[str, Any] = Field(default_factory=dict)
     """Provider options, e.g. ``{"n_ctx": 4096}``."""
+    scorer_args: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options of the task's scorers by scorer name, over the task's own (``{multi_answer: {lca_credit:
+    [1, 0.5, 0.2]}}``); other options than before score into a new score set of the same run."""
     roles: dict[str, RoleConfig] = Field(default_factory=dict)
     """Models for other roles the task needs (``judge`` …), each a spec or ``{model: SPEC, args: {…}}``;
     unset roles use ``model``."""
@@ -81,6 +87,23 @@ class RunConfig(BaseModel):
         if value is not None:
             parse_shard(value)
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _generation_in_model_args(cls, value: Any) -> Any:
+        """Generation settings given as provider options (``--model-arg reasoning_effort=high``) go to ``generate``."""
+        if not isinstance(value, dict) or not isinstance(value.get("model_args"), dict):
+            return value
+        moved = {k: v for k, v in value["model_args"].items() if k in GENERATION_MODEL_ARGS}
+        if not moved:
+            return value
+        generate = value.get("generate") or {}
+        generate = generate.model_dump(exclude_unset=True) if isinstance(generate, GenerateConfig) else dict(generate)
+        twice = sorted(set(moved) & set(generate))
+        if twice:
+            raise ValueError(f"{twice[0]} is given both as a model option and a generation setting")
+        model_args = {k: v for k, v in value["model_args"].items() if k not in moved}
+        return {**value, "model_args": model_args, "generate": {**generate, **moved}}
 
     @field_validator("roles", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._util.errors import EbmevalError, UsageError
@@ -28,6 +28,7 @@ from ..tasks import (
     sample_seed,
     scorer_label,
     scorer_spec,
+    with_scorer_args,
 )
 from ._config import RunConfig, parse_shard
 
@@ -67,6 +68,8 @@ class RunResult:
     interrupted: bool = False
     sample_ids: set[str] | None = None
     """The samples this invocation asked for (a ``limit`` subset of the run's, perhaps)."""
+    score_sets: list[ScoreSet] = field(default_factory=list)
+    """The score sets of the task's scorers in this invocation (those its summary should be read from)."""
 
 
 def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
@@ -212,6 +215,8 @@ async def arun(
 ) -> RunResult:
     """:func:`run` in the running event loop: ``await ebmeval.arun(config)`` in a notebook."""
     task = task or create_task(config.task, **config.task_args)
+    if config.scorer_args:
+        task = with_scorer_args(task, config.scorer_args)
     given = models is not None
     models = models or build_models(config, task)
     in_progress = _samples_in_progress(config, models["model"], given=given)
@@ -237,11 +242,12 @@ async def arun(
     store.acquire(run_id)
     samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
     progress = Progress(total=len(samples) * config.epochs)
+    score_sets: list[ScoreSet] = []
     started = time.perf_counter()
     status = "interrupted"
     try:
         try:
-            await _execute(
+            score_sets = await _execute(
                 task,
                 models,
                 store,
@@ -281,6 +287,7 @@ async def arun(
         elapsed=time.perf_counter() - started,
         interrupted=status == "interrupted",
         sample_ids={s.id for s in samples},
+        score_sets=score_sets,
     )
 
 
@@ -294,7 +301,8 @@ async def _execute(
     progress: Progress,
     on_progress: ProgressCallback,
     in_progress: int,
-) -> None:
+) -> list[ScoreSet]:
+    """Generate and score what is missing; the score sets of the task's scorers."""
     generated = store.done_generations(run_id)
     stepped = store.stepped(run_id)
     score_sets = register_scorers(store, run_id, task.scorers, models)
@@ -353,6 +361,7 @@ async def _execute(
         for sample, epoch in todo:
             group.create_task(one(sample, epoch))
     store.flush()  # a write that failed on the store's writer thread fails the run here
+    return score_sets
 
 
 def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int:

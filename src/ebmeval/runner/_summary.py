@@ -54,7 +54,8 @@ class RunSummary:
     """Generations whose input (an article, the evidence) was cut to fit the context window."""
     score_sets: list[ScoreSet] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    """What a reader must know about these numbers (e.g. greedy epochs that repeat one reply)."""
+    """What a reader must know about these numbers (e.g. greedy epochs that repeat one reply, or a
+    sample whose ``metadata["data_issue"]`` says its key is flawed)."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``--json`` prints)."""
@@ -111,6 +112,7 @@ def summarize(
     latencies: list[float] = []
     count = unparsed = truncated = truncated_unparsed = input_truncated = 0
     keys: set[str] = set()
+    issues: set[str] = set()
     generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run.run_id):
         if samples is not None and sample.id not in samples:
@@ -124,6 +126,9 @@ def summarize(
         usage = usage + generation.usage
         latencies.append(generation.latency)
         keys.update(sample.metadata)
+        note = sample.data_issue_note()
+        if note is not None:
+            issues.add(note)
         if by is not None:
             label = sample.metadata.get(by)
             labels = label if isinstance(label, list) else [label]
@@ -171,7 +176,7 @@ def summarize(
         truncated_unparsed=truncated_unparsed,
         input_truncated=input_truncated,
         score_sets=store.score_sets(run.run_id),
-        notes=_notes(run),
+        notes=_notes(run) + sorted(issues),
     )
 
 

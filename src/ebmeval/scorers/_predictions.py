@@ -59,10 +59,14 @@ async def ascore_predictions(
     values: dict[tuple[str, str], list[float | None]] = {}
     unparsed = 0
     scored = 0
+    notes: list[str] = []
     for _, ident, text, is_answer in rows:
         sample = samples.get(ident)
         if sample is None:
             continue
+        note = sample.data_issue_note()
+        if note is not None:
+            notes.append(note)
         answer = task.parser(text, sample)
         if is_answer and answer.parsed:
             answer = ParsedAnswer(value=answer.value, method=f"given:{answer.method}")
@@ -96,6 +100,7 @@ async def ascore_predictions(
         "without_prediction": sum(1 for ident in samples if ident not in answered),
         "unknown_ids": unknown,
         "metrics": metrics,
+        "notes": notes,
     }
 
 
@@ -108,6 +113,7 @@ def score_predictions(task: Task, path: str | Path, *, models: Mapping[str, Mode
     take them from ``models`` by role. Metrics are means over the scored predictions
     whose value is not ``None``, each with ``n`` and ``missing`` (values that could not be
     computed). Also reported: ``unparsed`` replies, task samples ``without_prediction``
-    (not scored at all) and ``unknown_ids`` (ids not in the task, ignored).
+    (not scored at all), ``unknown_ids`` (ids not in the task, ignored) and ``notes`` naming
+    each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`).
     """
     return asyncio.run(ascore_predictions(task, path, models=models))

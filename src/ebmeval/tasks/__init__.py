@@ -26,6 +26,7 @@ from ._task import (
     task_layer,
     task_layers,
     task_registry,
+    with_scorer_args,
 )
 
 __all__ = [
@@ -63,4 +64,5 @@ __all__ = [
     "task_layer",
     "task_layers",
     "task_registry",
+    "with_scorer_args",
 ]

@@ -45,6 +45,19 @@ class Sample(BaseModel):
         """``target`` as a list."""
         return [self.target] if isinstance(self.target, str) else list(self.target)
 
+    @property
+    def data_issue(self) -> str | None:
+        """What is wrong with this item's key, when its dataset flags it (``metadata["data_issue"]``).
+
+        Summaries that include the item name it in their notes (:meth:`data_issue_note`).
+        """
+        issue = self.metadata.get("data_issue")
+        return str(issue) if issue else None
+
+    def data_issue_note(self) -> str | None:
+        """``sample ID: ISSUE`` for a flagged item, else ``None``."""
+        return f"sample {self.id}: {self.data_issue}" if self.data_issue else None
+
 
 class ParsedAnswer(BaseModel):
     """An answer extracted from model output, or the record that none could be."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -200,6 +200,35 @@ def task_layer(layer: TaskLayer) -> TaskLayer:
 def layer_options(layer: TaskLayer) -> dict[str, inspect.Parameter]:
     """The options of ``layer``: its keyword parameters after the task."""
     return dict(list(signature_options(layer).items())[1:])
+
+
+def with_scorer_args(task: Task, args: Mapping[str, Mapping[str, Any]]) -> Task:
+    """``task`` with each scorer named in ``args`` rebuilt with those options over its own settings.
+
+    A scorer's own settings are its attributes named like its factory's options (so
+    ``multi_answer`` keeps the task's ``unparsed`` and takes ``lca_credit`` from ``args``).
+    The name ``""`` stands for the task's only scorer. A name that is not one of the task's
+    scorers is a ``ConfigError`` naming those there are.
+    """
+    names = [str(getattr(s, "name", "")) for s in task.scorers]
+    if "" in args:
+        if len(names) != 1:
+            raise ConfigError("scorer_args", f"task '{task.name}' has scorers {names}: name one, SCORER:KEY=VALUE")
+        args = {names[0]: {**args[""], **args.get(names[0], {})}}
+    unknown = sorted(set(args) - set(names))
+    if unknown:
+        raise ConfigError("scorer_args", f"task '{task.name}' has no scorer {unknown[0]!r} (its scorers: {names})")
+    rebuilt: list[Scorer] = []
+    for name, scorer in zip(names, task.scorers, strict=True):
+        if name not in args:
+            rebuilt.append(scorer)
+            continue
+        own = {
+            k: getattr(scorer, k) for k in inspect.signature(scorer_registry.get(name)).parameters if hasattr(scorer, k)
+        }
+        rebuilt.append(create_scorer(name, **{**own, **args[name]}))
+    task.scorers = rebuilt
+    return task
 
 
 def create_task(name: str, **args: Any) -> Task:

@@ -14,6 +14,8 @@ shared by all of them:
   (``ctx.model().api.context_length``); see :meth:`QAWorkflow.fit_context`.
 - ``strict``: ask for the one answer format the strict reading accepts (a final
   ``ANSWER: X`` line, see ``ebmeval.scorers._strict``) instead of the plain letters.
+- ``prompt_set``: the wording of every instruction (``ebmeval.prompts.PromptSet``); the
+  ``default`` set is ebmeval's English one.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ from ..prompts import (
     QUESTION,
     REFINE,
     REFINE_STRICT,
+    PromptSet,
     PromptTemplate,
 )
+from ..prompts import DEFAULT as DEFAULT_PROMPTS
 from ..tasks import THINKING_BUDGET, Document, MemoryMemo, Sample, SampleContext, Task, WorkflowResult
 
 Strategy = Literal["direct", "cot", "cot-refine"]
@@ -60,8 +64,6 @@ THINKING_MAX_TOKENS = THINKING_BUDGET
 """Reply budget of every strategy with thinking switched on: the trace precedes the answer."""
 CONTEXT_MARGIN = 64
 """Tokens kept free for the chat template's role markers around the prompt."""
-TRUNCATION_NOTE = "\n[… the rest of this text is left out: it does not fit the model's context window …]"
-"""Appended to truncated context so the model knows the text is incomplete."""
 PREVIOUS_PLACEHOLDER = "<the reply to the first call>"
 """What rendered prompts show in place of the first answer of ``cot-refine``."""
 
@@ -97,6 +99,8 @@ class QAWorkflow(ABC):
     templates: tuple[PromptTemplate, ...] = ()
     strict_templates: tuple[PromptTemplate, ...] = (FORMAT_SINGLE_STRICT, FORMAT_MULTI_STRICT)
     """The templates a strict workflow uses besides (or instead of some of) ``templates``."""
+    worded_by_sets = True
+    """Whether a prompt set other than the default can word this strategy's prompts."""
 
     def __init__(
         self,
@@ -107,10 +111,19 @@ class QAWorkflow(ABC):
         overflow: Overflow = "truncate",
         max_tokens: int = REASONING_MAX_TOKENS,
         strict: bool = False,
+        prompt_set: PromptSet = DEFAULT_PROMPTS,
     ) -> None:
         if overflow not in ("truncate", "error"):
             raise ConfigError("overflow", f"must be 'truncate' or 'error', not {overflow!r}")
         self.strict = strict
+        self.prompts = prompt_set
+        if prompt_set is not DEFAULT_PROMPTS:
+            if strict or not self.worded_by_sets:
+                what = "answer_format='strict'" if strict else f"strategy '{self.name}'"
+                raise ConfigError(
+                    "prompt_set", f"'{prompt_set.name}' words the direct and cot prompts only, not {what}"
+                )
+            self.templates = (*prompt_set.templates, DOCUMENT)
         if strict:  # only strict prompts name these templates: the versions of the others stay as they were
             self.templates = (*self.templates, *self.strict_templates)
         self.multi_answer = multi_answer
@@ -139,17 +152,20 @@ class QAWorkflow(ABC):
     def answer_format(self, sample: Sample) -> str:
         """The instruction saying what form the answer takes."""
         if sample.choices is None:
-            return FORMAT_OPEN.render()
+            return self.prompts.format_open.render()
         if self.strict:
             return (FORMAT_MULTI_STRICT if self.multi_answer else FORMAT_SINGLE_STRICT).render()
-        return (FORMAT_MULTI if self.multi_answer else FORMAT_SINGLE).render()
+        template = self.prompts.format_multi if self.multi_answer else self.prompts.format_single
+        return template.render(letters=", ".join(sample.choices))
 
     def question_block(self, sample: Sample, documents: str | None = None) -> str:
         """Context, question and options; ``documents`` replaces the sample's documents text."""
         text = format_documents(sample.documents) if documents is None else documents
-        context = CONTEXT.render(documents=text) if text else ""
-        options = OPTIONS.render(options=format_options(sample.choices)) if sample.choices else ""
-        return QUESTION.render(context=context, question=sample.input, options=options)
+        context = self.prompts.context.render(documents=text) if text else ""
+        options = self.prompts.options.render(options=format_options(sample.choices)) if sample.choices else ""
+        return self.prompts.question.render(
+            context=context, question=sample.input, options=options, answer_format=self.answer_format(sample)
+        )
 
     def messages(self, prompt: str) -> list[ChatMessage]:
         """The chat messages for a user prompt: optional system prompt, thinking switch applied."""
@@ -171,7 +187,7 @@ class QAWorkflow(ABC):
         the documents; a longer reply then stops at the window's end), ``prompt`` the
         prompt rendered without documents and ``margin`` = ``CONTEXT_MARGIN``. When the
         documents exceed it, ``overflow="truncate"`` keeps the longest prefix that fits
-        (cut at a word boundary) followed by ``TRUNCATION_NOTE``; ``overflow="error"``
+        (cut at a word boundary) followed by the prompt set's truncation note; ``overflow="error"``
         raises :class:`ConfigError`. With an unknown context length nothing is cut. The
         record goes to ``WorkflowResult.metadata["context"]``.
         """
@@ -193,7 +209,7 @@ class QAWorkflow(ABC):
             limit
             - reserved
             - model.count_tokens(prompt_without_documents)
-            - model.count_tokens(TRUNCATION_NOTE)
+            - model.count_tokens(self.prompts.truncation_note)
             - CONTEXT_MARGIN
         )
         record.update(reserved_tokens=reserved, budget_tokens=budget)
@@ -214,7 +230,7 @@ class QAWorkflow(ABC):
             kept_chars=len(kept),
             total_chars=len(text),
         )
-        return kept + TRUNCATION_NOTE, record
+        return kept + self.prompts.truncation_note, record
 
     def prompt(self, sample: Sample, ctx: SampleContext) -> tuple[str, dict[str, Any]]:
         """The question block for ``sample`` fitted to the model, with the fitting record."""
@@ -272,6 +288,7 @@ class Direct(QAWorkflow):
         answer_from: Literal["text", "logprobs"] = "text",
         top_logprobs: int = 20,
         strict: bool = False,
+        prompt_set: PromptSet = DEFAULT_PROMPTS,
     ) -> None:
         super().__init__(
             multi_answer=multi_answer,
@@ -280,6 +297,7 @@ class Direct(QAWorkflow):
             overflow=overflow,
             max_tokens=DIRECT_MAX_TOKENS,
             strict=strict,
+            prompt_set=prompt_set,
         )
         if answer_from not in ("text", "logprobs"):
             raise ConfigError("answer_from", f"must be 'text' or 'logprobs', not {answer_from!r}")
@@ -296,7 +314,7 @@ class Direct(QAWorkflow):
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
         """The ``mcq/direct`` prompt."""
-        return DIRECT.render(question_block=question_block, answer_format=self.answer_format(sample))
+        return self.prompts.direct.render(question_block=question_block, answer_format=self.answer_format(sample))
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Ask once for the answer."""
@@ -335,7 +353,7 @@ class ChainOfThought(QAWorkflow):
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
         """The ``mcq/cot`` prompt (``mcq/cot-strict`` when strict)."""
-        template = COT_STRICT if self.strict else COT
+        template = COT_STRICT if self.strict else self.prompts.cot
         return template.render(question_block=question_block, answer_format=self.answer_format(sample))
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
@@ -367,6 +385,7 @@ class ChainOfThoughtRefine(ChainOfThought):
         REFINE,
     )
     strict_templates = (*ChainOfThought.strict_templates, REFINE_STRICT)
+    worded_by_sets = False
 
     def reserved_tokens(self, model: Model) -> int:
         """Two reply budgets: R0 is part of the second prompt, whose reply follows."""
@@ -414,6 +433,7 @@ def qa_workflow(
     overflow: Overflow = "truncate",
     answer_from: Literal["text", "logprobs"] = "text",
     strict: bool = False,
+    prompt_set: PromptSet = DEFAULT_PROMPTS,
 ) -> QAWorkflow:
     """The question-answering workflow named ``strategy`` (``direct``, ``cot`` or ``cot-refine``).
 
@@ -427,6 +447,7 @@ def qa_workflow(
             overflow=overflow,
             answer_from=answer_from,
             strict=strict,
+            prompt_set=prompt_set,
         )
     if answer_from != "text":
         raise ConfigError("answer_from", f"'{answer_from}' is only available with the 'direct' strategy")
@@ -434,7 +455,12 @@ def qa_workflow(
     if strategy not in kinds:
         raise ConfigError("strategy", f"must be one of direct, cot, cot-refine, not {strategy!r}")
     return kinds[strategy](
-        multi_answer=multi_answer, system_prompt=system_prompt, thinking=thinking, overflow=overflow, strict=strict
+        multi_answer=multi_answer,
+        system_prompt=system_prompt,
+        thinking=thinking,
+        overflow=overflow,
+        strict=strict,
+        prompt_set=prompt_set,
     )
 
 

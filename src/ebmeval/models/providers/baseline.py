@@ -2,7 +2,8 @@
 
 A baseline sees only the messages, like any model: it reads the option letters from
 the last ``Options:`` block of the prompt (the ``X. text`` lines every built-in
-multiple-choice prompt ends with) and answers with letters, e.g. ``"A, C"``.
+multiple-choice prompt ends with; under another prompt set, that set's header, such as
+``Réponses :``) and answers with letters, e.g. ``"A, C"``.
 
 - ``baseline/first-option``: the first option.
 - ``baseline/most-frequent-K`` (K ≥ 1): the K options that are most often correct,
@@ -31,8 +32,9 @@ multiple-choice prompt ends with) and answers with letters, e.g. ``"A, C"``.
 
 Whether a question takes one answer or several is read from the prompt: the answer
 format sentence of the built-in templates (``format/single``: "Exactly one option is
-correct", ``format/multi``: "One or more options are correct"). For prompts without
-it, the ``answers`` option (``single`` or ``multi``) says which; ``auto`` (default)
+correct", ``format/multi``: "One or more options are correct"), or of another prompt
+set (its ``format_single`` and ``format_multi`` text up to their first field). For prompts
+without one, the ``answers`` option (``single`` or ``multi``) says which; ``auto`` (default)
 refuses such prompts rather than guess.
 """
 
@@ -52,7 +54,6 @@ from .._types import ChatMessage, GenerateConfig, ModelOutput
 DEFAULT_RANKING = "CABDE"
 """CareMedEval's answer letters by how often they are correct, most frequent first."""
 
-_OPTIONS_HEADER = re.compile(r"^Options:\s*$", re.M)
 _OPTION_LINE = re.compile(r"([A-Za-z])[.)]\s")
 _MOST_FREQUENT = re.compile(r"most-frequent-([1-9][0-9]*)")
 SINGLE_MARK = "Exactly one option is correct"
@@ -62,10 +63,23 @@ MULTI_MARK = "One or more options are correct"
 Answers = Literal["auto", "single", "multi"]
 
 
+def _prompt_set_texts() -> tuple[re.Pattern[str], list[tuple[str, Literal["single", "multi"]]]]:
+    """The option-block headers (``Options:``, ``Réponses :`` …) and answer-format sentences of every prompt set."""
+    from ...prompts import prompt_sets
+
+    sets = [prompt_sets.get(name) for name in prompt_sets]
+    headers = {p.options.text.split("{", 1)[0].strip() for p in sets}
+    marks: list[tuple[str, Literal["single", "multi"]]] = [(SINGLE_MARK, "single"), (MULTI_MARK, "multi")]
+    for p in sets:
+        marks += [(p.format_single.text.split("{", 1)[0], "single"), (p.format_multi.text.split("{", 1)[0], "multi")]
+    pattern = re.compile("^(?:" + "|".join(re.escape(h) for h in sorted(headers)) + r")\s*$", re.M)
+    return pattern, marks
+
+
 def prompt_options(messages: Sequence[ChatMessage]) -> list[str]:
-    """The option letters of the last ``Options:`` block in the last user message, in display order."""
+    """The option letters of the last options block in the last user message, in display order."""
     prompts = [message.content for message in messages if message.role == "user"]
-    headers = list(_OPTIONS_HEADER.finditer(prompts[-1])) if prompts else []
+    headers = list(_prompt_set_texts()[0].finditer(prompts[-1])) if prompts else []
     if not headers:
         raise ModelError("baseline models need a prompt with an 'Options:' block of 'X. text' lines")
     letters = []
@@ -85,13 +99,13 @@ def answer_kind(messages: Sequence[ChatMessage], answers: Answers = "auto") -> L
         return answers
     prompts = [message.content for message in messages if message.role == "user"]
     last = prompts[-1] if prompts else ""
-    single, multi = last.rfind(SINGLE_MARK), last.rfind(MULTI_MARK)
-    if single == multi == -1:
+    found = max(((last.rfind(mark), kind) for mark, kind in _prompt_set_texts()[1]), key=lambda pair: pair[0])
+    if found[0] == -1:
         raise ModelError(
             "baseline models need the prompt's answer format sentence "
             f"('{SINGLE_MARK}' or '{MULTI_MARK}'), or the option answers=single|multi"
         )
-    return "single" if single > multi else "multi"
+    return found[1]
 
 
 def gold_counts(task: str) -> Counter[str]:

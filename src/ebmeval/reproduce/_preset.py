@@ -1,0 +1,89 @@
+"""Presets: a paper's protocol as named, versioned conditions plus the builders of its tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._util.registry import Registry
+
+if TYPE_CHECKING:
+    from ._reproduce import Reproduction
+    from ._tables import TracedTable
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One experimental condition of a paper: a task with its options, run on each model the user names.
+
+    Attributes:
+        name: Short name (``full``, ``abstract`` …), unique within its preset.
+        task: Registered task name.
+        task_args: Task options (prompt set, context, language …).
+        generate: Generation settings of the condition (``reasoning_effort`` …); the user's
+            ``--model-arg`` and run settings apply on top.
+        scorer_args: Options of the task's scorers by scorer name (``RunConfig.scorer_args``).
+        about: What the condition is, in the paper's words.
+        default: Whether it runs when no ``--condition`` is named (a condition that fits only
+            some models, such as a reasoning-effort setting, runs only when named).
+    """
+
+    name: str
+    task: str
+    task_args: Mapping[str, Any] = field(default_factory=dict)
+    generate: Mapping[str, Any] = field(default_factory=dict)
+    scorer_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    about: str = ""
+    default: bool = True
+
+
+TableBuilder = Callable[["Reproduction"], "TracedTable"]
+"""Builds one of the paper's tables from the runs of a reproduction."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A paper's protocol: what ``ebmeval reproduce NAME`` runs and prints.
+
+    Attributes:
+        name: Name on the command line.
+        version: Version of the protocol; bump it when conditions or published numbers change.
+        paper: Citation of the paper.
+        covers: What the preset reproduces (the paper's tables and figures).
+        limits: What it cannot reproduce, and why (non-public data, models the user must bring …).
+        conditions: The conditions each named model runs under.
+        tables: Builders of the paper's tables, in the paper's order.
+        rows: Model spec → the row of the paper it reproduces (``baseline/random`` → "Random …").
+    """
+
+    name: str
+    version: str
+    paper: str
+    covers: tuple[str, ...]
+    limits: tuple[str, ...]
+    conditions: tuple[Condition, ...]
+    tables: tuple[TableBuilder, ...]
+    rows: Mapping[str, str] = field(default_factory=dict)
+
+    def condition(self, name: str) -> Condition:
+        """The condition called ``name``."""
+        for condition in self.conditions:
+            if condition.name == name:
+                return condition
+        known = ", ".join(c.name for c in self.conditions)
+        from .._util.errors import UsageError
+
+        raise UsageError(f"preset '{self.name}' has no condition '{name}' (conditions: {known})")
+
+
+preset_registry: Registry[Preset] = Registry("preset")
+"""Presets by name; a module registers one with :func:`register_preset`."""
+
+
+def register_preset(preset: Preset) -> Preset:
+    """Register ``preset`` under its name (a module in ``ebmeval.reproduce.presets`` calls this on import)."""
+    names = [c.name for c in preset.conditions]
+    if len(set(names)) != len(names):
+        raise ValueError(f"preset '{preset.name}' names a condition twice: {names}")
+    return preset_registry.register(preset.name)(preset)

@@ -1,0 +1,151 @@
+"""Running a preset's conditions on the user's models, each as an ordinary resumable run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._util.defaults import DEFAULT_STORE
+from ..runner import RunConfig, RunResult, RunSummary, config_from_flags, summarize
+from ..runner import run as run_config
+from ..store import RunStore
+from ..tasks import create_task
+from ._preset import Condition, Preset
+
+
+@dataclass
+class ConditionRun:
+    """One condition run on one model: the run it is in the store and what this invocation did."""
+
+    condition: str
+    model: str
+    run_id: str
+    status: str
+    errors: int
+    samples: set[str] | None
+    """The samples asked for (a ``--limit`` subset), ``None`` for all."""
+    score_sets: list[str]
+    """Ids of the score sets of the condition's scorers (a run may hold others, from other options)."""
+
+
+@dataclass
+class Reproduction:
+    """A preset's runs, and their summaries as the table builders ask for them.
+
+    Attributes:
+        preset: The preset.
+        models: Model specs in the order the user named them.
+        runs: ``(condition, model)`` → its run.
+        store: Path of the run store.
+        rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
+    """
+
+    preset: Preset
+    models: list[str]
+    runs: dict[tuple[str, str], ConditionRun]
+    store: str
+    rows: dict[str, str] = field(default_factory=dict)
+    _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
+
+    def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
+        """The summary of ``condition`` on ``model`` (per ``metadata[by]`` group too), ``None`` when not run."""
+        found = self.runs.get((condition, model))
+        if found is None:
+            return None
+        key = (condition, model, by)
+        if key not in self._summaries:
+            store = RunStore(self.store, read_only=True)
+            self._summaries[key] = summarize(store, found.run_id, by=by, samples=found.samples)
+        return self._summaries[key]
+
+    def row(self, model: str, paper_rows: Iterable[str] = ()) -> str | None:
+        """The paper's row that ``model`` reproduces: the one given for it, else the one of ``paper_rows`` named alike.
+
+        A row given for the model counts only if it is one of ``paper_rows`` (when given). Names
+        are alike when they are equal ignoring case and punctuation, the model's name read
+        without provider, path and URL (``openai-compatible:gpt-4.1@http://…`` is "GPT4.1").
+        """
+        candidates = list(paper_rows)
+        if model in self.rows and (not candidates or self.rows[model] in candidates):
+            return self.rows[model]
+        name = _plain(model.partition(":")[2].partition("@")[0].rsplit("/", 1)[-1] or model)
+        return next((row for row in candidates if _plain(row) == name), None)
+
+
+def _plain(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def condition_config(
+    condition: Condition,
+    model: str,
+    *,
+    model_args: Mapping[str, Any],
+    roles: Mapping[str, Mapping[str, Any]],
+    settings: Mapping[str, Any],
+) -> RunConfig:
+    """The run config of ``condition`` on ``model``: the condition's task and options, the user's model and settings.
+
+    Roles the condition's task does not use are left out, so one ``--role judge=…`` serves the
+    conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
+    ``store``, ``seed`` …); a ``generate`` or ``scorer_args`` among them applies on top of the condition's.
+    """
+    used = set(create_task(condition.task, **condition.task_args).roles)
+    generate = {**condition.generate, **settings.get("generate", {})}
+    scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
+    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args")}
+    return config_from_flags(
+        task=condition.task,
+        task_args=dict(condition.task_args),
+        model=model,
+        model_args=dict(model_args),
+        roles={name: dict(role) for name, role in roles.items() if name in used},
+        generate=generate or None,
+        scorer_args=scorer_args or None,
+        **fields,
+    )
+
+
+def reproduce(
+    preset: Preset,
+    models: Sequence[str],
+    *,
+    conditions: Sequence[str] = (),
+    model_args: Mapping[str, Any] | None = None,
+    roles: Mapping[str, Mapping[str, Any]] | None = None,
+    rows: Mapping[str, str] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    run: Callable[[RunConfig], RunResult] = run_config,
+) -> Reproduction:
+    """Run the preset's default conditions (or those named) on each model, resuming what is stored.
+
+    Every condition × model is an ordinary run in the run store: a second call with the same
+    arguments resumes or reuses them. ``run`` runs one config (the CLI passes one that shows progress).
+    """
+    chosen = (
+        [preset.condition(name) for name in conditions] if conditions else [c for c in preset.conditions if c.default]
+    )
+    given = dict(settings or {})
+    done: dict[tuple[str, str], ConditionRun] = {}
+    for model in models:
+        for condition in chosen:
+            config = condition_config(condition, model, model_args=model_args or {}, roles=roles or {}, settings=given)
+            result = run(config)
+            subset = result.sample_ids if config.limit is not None or config.shard is not None else None
+            done[(condition.name, model)] = ConditionRun(
+                condition=condition.name,
+                model=model,
+                run_id=result.run.run_id,
+                status=result.run.status,
+                errors=result.progress.errors,
+                samples=subset,
+                score_sets=[s.id for s in result.score_sets],
+            )
+    return Reproduction(
+        preset=preset,
+        models=list(models),
+        runs=done,
+        store=str(given.get("store", DEFAULT_STORE)),
+        rows={**preset.rows, **(rows or {})},
+    )
