@@ -84,20 +84,23 @@ def condition_config(
     model_args: Mapping[str, Any],
     roles: Mapping[str, Mapping[str, Any]],
     settings: Mapping[str, Any],
+    inputs: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """The run config of ``condition`` on ``model``: the condition's task and options, the user's model and settings.
 
     Roles the condition's task does not use are left out, so one ``--role judge=…`` serves the
     conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
     ``store``, ``seed`` …); a ``generate`` or ``scorer_args`` among them applies on top of the condition's.
+    ``inputs`` supplies the task options the condition names in ``Condition.inputs``.
     """
-    used = set(create_task(condition.task, **condition.task_args).roles)
+    task_args = {**condition.task_args, **_inputs(condition, inputs or {})}
+    used = set(create_task(condition.task, **task_args).roles)
     generate = {**condition.generate, **settings.get("generate", {})}
     scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
     fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args")}
     return config_from_flags(
         task=condition.task,
-        task_args=dict(condition.task_args),
+        task_args=task_args,
         model=model,
         model_args=dict(model_args),
         roles={name: dict(role) for name, role in roles.items() if name in used},
@@ -107,11 +110,23 @@ def condition_config(
     )
 
 
+def _inputs(condition: Condition, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's values of the task options ``condition`` needs; a missing one is a ``UsageError``."""
+    missing = [name for name in condition.inputs if name not in given]
+    if missing:
+        from .._util.errors import UsageError
+
+        wanted = " ".join(f"--input {name}=…" for name in missing)
+        raise UsageError(f"condition '{condition.name}' needs {wanted} ({condition.about or condition.task})")
+    return {name: given[name] for name in condition.inputs}
+
+
 def reproduce(
     preset: Preset,
     models: Sequence[str],
     *,
     conditions: Sequence[str] = (),
+    inputs: Mapping[str, Any] | None = None,
     model_args: Mapping[str, Any] | None = None,
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
@@ -122,15 +137,20 @@ def reproduce(
 
     Every condition × model is an ordinary run in the run store: a second call with the same
     arguments resumes or reuses them. ``run`` runs one config (the CLI passes one that shows progress).
+    ``inputs`` are the task options conditions ask the user for (``Condition.inputs``).
     """
     chosen = (
         [preset.condition(name) for name in conditions] if conditions else [c for c in preset.conditions if c.default]
     )
     given = dict(settings or {})
+    for condition in chosen:  # every input is checked before the first run starts
+        _inputs(condition, inputs or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
         for condition in chosen:
-            config = condition_config(condition, model, model_args=model_args or {}, roles=roles or {}, settings=given)
+            config = condition_config(
+                condition, model, model_args=model_args or {}, roles=roles or {}, settings=given, inputs=inputs
+            )
             result = run(config)
             subset = result.sample_ids if config.limit is not None or config.shard is not None else None
             done[(condition.name, model)] = ConditionRun(
