@@ -162,3 +162,10 @@ def test_show_prompt_command_traces_a_multi_step_workflow(tmp_path: Path) -> Non
     done = ebmeval("show-prompt", "factuality/m3-claims", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "=== label ===" in done.stdout and "[user]" in done.stdout
+
+
+def test_a_papers_prompt_set_shows_its_article_bare() -> None:
+    task = create_task("caremedeval", language="fr", prompt_set="paper", context="abstract")
+    prompt = render_prompts(task, 0)["direct"]
+    assert "Article :\n" + task.dataset[0].documents[0].text[:40] in prompt and "<document" not in prompt
+    assert '<document number="1"' in render_prompts(create_task("caremedeval", context="abstract"), 0)["direct"]

@@ -76,13 +76,15 @@ class PromptRenderer(Protocol):
         """The messages of each step for ``sample`` (no model is called)."""
 
 
-def format_documents(documents: Sequence[Document]) -> str:
+def format_documents(documents: Sequence[Document], template: PromptTemplate = DOCUMENT) -> str:
     """The documents as one text: each numbered from 1 and delimited with its id (the ``document`` template).
 
-    A document's title, when known, is its first line; documents are blank-line separated.
+    A document's title, when known, is its first line; documents are blank-line separated. A
+    prompt set may word documents otherwise (``PromptSet.document``: the CareMedEval paper's
+    prompt shows its one article bare).
     """
     return "\n\n".join(
-        DOCUMENT.render(number=str(number), id=doc.id, heading=f"{doc.title}\n" if doc.title else "", text=doc.text)
+        template.render(number=str(number), id=doc.id, heading=f"{doc.title}\n" if doc.title else "", text=doc.text)
         for number, doc in enumerate(documents, start=1)
     )
 
@@ -123,7 +125,7 @@ class QAWorkflow(ABC):
                 raise ConfigError(
                     "prompt_set", f"'{prompt_set.name}' words the direct and cot prompts only, not {what}"
                 )
-            self.templates = (*prompt_set.templates, DOCUMENT)
+            self.templates = prompt_set.templates
         if strict:  # only strict prompts name these templates: the versions of the others stay as they were
             self.templates = (*self.templates, *self.strict_templates)
         self.multi_answer = multi_answer
@@ -160,7 +162,7 @@ class QAWorkflow(ABC):
 
     def question_block(self, sample: Sample, documents: str | None = None) -> str:
         """Context, question and options; ``documents`` replaces the sample's documents text."""
-        text = format_documents(sample.documents) if documents is None else documents
+        text = format_documents(sample.documents, self.prompts.document) if documents is None else documents
         context = self.prompts.context.render(documents=text) if text else ""
         options = self.prompts.options.render(options=format_options(sample.choices)) if sample.choices else ""
         return self.prompts.question.render(
@@ -191,7 +193,7 @@ class QAWorkflow(ABC):
         raises :class:`ConfigError`. With an unknown context length nothing is cut. The
         record goes to ``WorkflowResult.metadata["context"]``.
         """
-        text = format_documents(sample.documents)
+        text = format_documents(sample.documents, self.prompts.document)
         limit = model.api.context_length
         if not text:
             return text, {"documents": 0}
