@@ -105,6 +105,8 @@ def index_build(
         **key_values(option, "--option"),
     )
     console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
+    size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
+    console.print(f"  disk: {size / 2**20:,.1f} MiB ({size:,} bytes)")
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
 
