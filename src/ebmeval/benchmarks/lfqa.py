@@ -14,12 +14,11 @@ text/rouge-l`` also works. Data card: ``docs/tasks/lfqa.md``; data built by
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from .._util.errors import ConfigError
-from .._util.hashing import stable_hash
-from ..models import GenerateConfig, system, user
-from ..tasks import Sample, SampleContext, Task, WorkflowResult, task
+from ..tasks import Sample, Task, task
+from ..workflows import FreeFormWorkflow, Strategy
 from ._data import read_records, require
 
 LIVEQA = "lfqa_liveqa.jsonl.gz"
@@ -32,28 +31,25 @@ PROMPT = "Answer this question from a member of the public about their health.\n
 LiveQAQuestion = Literal["original", "paraphrase", "summary"]
 
 
-class LongFormAnswer:
-    """One call answering the question in free text; the optional system prompt goes first.
+class LongFormAnswer(FreeFormWorkflow):
+    """The question answered in free text by any strategy (:class:`~ebmeval.workflows.FreeFormWorkflow`).
 
     Args:
         system_prompt: Sent as the system message when given.
+        strategy: ``direct``, ``cot`` or ``cot-refine``.
+        max_tokens: Answer length budget (the reasoning strategies add room for the reasoning).
     """
 
-    name = "long-form"
+    def __init__(self, system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> None:
+        super().__init__("answer", strategy, system_prompt=system_prompt, max_tokens=max_tokens)
 
-    def __init__(self, system_prompt: str | None = None) -> None:
-        self.system_prompt = system_prompt
+    def prompt_shaping(self) -> list[Any]:
+        """The prompt's version and wording."""
+        return [PROMPT_VERSION, PROMPT]
 
-    @property
-    def version(self) -> str:
-        """A short hash of what shapes the prompt."""
-        return stable_hash([PROMPT_VERSION, PROMPT, self.system_prompt], 8)
-
-    async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
-        """Answer ``sample``'s question."""
-        chat = [system(self.system_prompt)] if self.system_prompt else []
-        output = await ctx.generate("answer", [*chat, user(PROMPT.format(question=sample.input))])
-        return WorkflowResult(output=output.text.strip())
+    def task_prompt(self, sample: Sample) -> str:
+        """The question in the long-form prompt."""
+        return PROMPT.format(question=sample.input)
 
 
 def load_liveqa(question: LiveQAQuestion = "original") -> list[Sample]:
@@ -115,66 +111,71 @@ def load_healthsearchqa() -> list[Sample]:
     return samples
 
 
-def _task(name: str, samples: list[Sample], system_prompt: str | None, max_tokens: int, source: str) -> Task:
-    workflow = LongFormAnswer(system_prompt)
+def _task(name: str, samples: list[Sample], workflow: LongFormAnswer, source: str) -> Task:
     return Task(
         name=name,
         dataset=samples,
         workflow=workflow,
         scorers=[],
         version=f"1-{workflow.version}",
-        generate_config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        generate_config=workflow.generate_config,
+        reasoning_generate_config=workflow.reasoning_config,
         metadata={"card": "docs/tasks/lfqa.md", "source": source},
     )
 
 
 @task("lfqa/liveqa")
-def liveqa(question: LiveQAQuestion = "original", system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+def liveqa(
+    question: LiveQAQuestion = "original",
+    system_prompt: str | None = None,
+    strategy: Strategy = "direct",
+    max_tokens: int = 512,
+) -> Task:
     """Free-text answers to the TREC 2017 LiveQA Medical test questions.
 
     Args:
         question: ``original``, ``paraphrase`` or ``summary`` form of the question.
         system_prompt: Role prompt sent as the system message.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
         max_tokens: Answer length budget.
     """
     return _task(
         "lfqa/liveqa",
         load_liveqa(question),
-        system_prompt,
-        max_tokens,
+        LongFormAnswer(system_prompt, strategy, max_tokens),
         "abachaa/LiveQA_MedicalTask_TREC2017@3f5a42ccbaa0b8ff1c665a6dc23785740ab0f09f",
     )
 
 
 @task("lfqa/medicationqa")
-def medicationqa(system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+def medicationqa(system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> Task:
     """Free-text answers to MedicationQA consumer medication questions.
 
     Args:
         system_prompt: Role prompt sent as the system message.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
         max_tokens: Answer length budget.
     """
     return _task(
         "lfqa/medicationqa",
         load_medicationqa(),
-        system_prompt,
-        max_tokens,
+        LongFormAnswer(system_prompt, strategy, max_tokens),
         "abachaa/Medication_QA_MedInfo2019@8756adc5f4bb99f6bcff690a13921337d9f9bb7e",
     )
 
 
 @task("lfqa/healthsearchqa")
-def healthsearchqa(system_prompt: str | None = None, max_tokens: int = 512) -> Task:
+def healthsearchqa(system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> Task:
     """Free-text answers to HealthSearchQA consumer search questions (no references).
 
     Args:
         system_prompt: Role prompt sent as the system message.
+        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
         max_tokens: Answer length budget.
     """
     return _task(
         "lfqa/healthsearchqa",
         load_healthsearchqa(),
-        system_prompt,
-        max_tokens,
+        LongFormAnswer(system_prompt, strategy, max_tokens),
         "shr7q/MedQA@d51134c9ea8d2426146b46779657d8ba1841f0cf data/corpus.json (copy of Med-PaLM's HealthSearchQA)",
     )

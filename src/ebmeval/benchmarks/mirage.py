@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, Task, task
-from ..workflows import QueryMode, Strategy
+from ..workflows import Strategy
 from ._data import read_records, require
 from ._mcq import mcq_task
 
@@ -60,9 +60,6 @@ def _factory(dataset: str) -> Callable[..., Task]:
         answer_from: Literal["text", "logprobs"] = "text",
         unparsed: Unparsed = "zero",
         answer_format: AnswerFormat = "lenient",
-        retrieval: str | None = None,
-        k: int = 8,
-        query: QueryMode = "question",
     ) -> Task:
         metadata: dict[str, Any] = {
             "source": "Teddy-XiongGZ/MIRAGE@392943af99cd94cafd50a0de2e7fca24bbf65494",
@@ -81,9 +78,6 @@ def _factory(dataset: str) -> Callable[..., Task]:
             answer_from=answer_from,
             unparsed=unparsed,
             answer_format=answer_format,
-            retrieval=retrieval,
-            k=k,
-            query=query,
         )
 
     mirage.__doc__ = f"""MIRAGE {description}, question-only, scored by accuracy.
@@ -96,10 +90,6 @@ def _factory(dataset: str) -> Callable[..., Task]:
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
         answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
             ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
-        retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents
-            (the MIRAGE setting; without it the questions are answered closed-book).
-        k: documents retrieved per question.
-        query: ``question`` or ``question+options``, the text sent to the retriever.
     """
     mirage.__name__ = f"mirage_{dataset}"
     return mirage

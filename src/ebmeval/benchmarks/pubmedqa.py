@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .._util.errors import ConfigError
 from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, Task, task
-from ..workflows import QueryMode, Strategy
+from ..workflows import Strategy
 from ._data import read_records, require
 from ._mcq import mcq_task
 
@@ -63,9 +63,6 @@ def pubmedqa(
     answer_from: Literal["text", "logprobs"] = "text",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
-    retrieval: str | None = None,
-    k: int = 8,
-    query: QueryMode = "question",
 ) -> Task:
     """PubMedQA PQA-L test (500 questions), scored by accuracy.
 
@@ -79,9 +76,6 @@ def pubmedqa(
         unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
         answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
             ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
-        retrieval: folder of an index (``ebmeval index build``) to answer over the top ``k`` documents.
-        k: documents retrieved per question.
-        query: ``question`` or ``question+options``, the text sent to the retriever.
     """
     metadata: dict[str, Any] = {
         "source": "pubmedqa/pubmedqa@1cbae8e92f72f20c8d3747cbb3bf5bc53554d997",
@@ -100,7 +94,4 @@ def pubmedqa(
         answer_from=answer_from,
         unparsed=unparsed,
         answer_format=answer_format,
-        retrieval=retrieval,
-        k=k,
-        query=query,
     )

@@ -13,12 +13,19 @@ from ._common import JsonOption, StoreOption, app, key_values
 
 @app.command()
 def arena(
-    run_ids: Annotated[list[str], typer.Argument(help="Two or more runs of the same long-form task.")],
+    run_ids: Annotated[
+        list[str],
+        typer.Argument(help="Two or more runs of one long-form task, or RUN,RUN groups pooling several tasks."),
+    ],
     role: Annotated[list[str], typer.Option("--role", help="The judge, judge=SPEC.")],
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Judge provider option KEY=VALUE.")] = None,
     axis: Annotated[list[str] | None, typer.Option("--axis", help="Axis to judge (repeatable; default all).")] = None,
     k: Annotated[float, typer.Option(help="Elo K factor.")] = 40,
     limit: Annotated[int | None, typer.Option(help="Judge only the first N shared questions.")] = None,
+    min_matches: Annotated[
+        int | None,
+        typer.Option(help="Sampled design: random questions per pair until N matches on every axis."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     concurrency: Annotated[int, typer.Option(help="Comparisons judged at once.")] = 4,
     max_tokens: Annotated[int, typer.Option(help="Most tokens of a verdict.")] = 96,
@@ -44,6 +51,7 @@ def arena(
         concurrency=concurrency,
         limit=limit,
         max_tokens=max_tokens,
+        min_matches=min_matches,
     )
     typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -29,36 +29,37 @@ def corpus_ingest(
     id_field: Annotated[str, typer.Option(help="JSONL/CSV field with the document id.")] = "id",
     text_field: Annotated[list[str] | None, typer.Option("--text-field", help="Field(s) with the text.")] = None,
     title_field: Annotated[str | None, typer.Option(help="Field with the title.")] = "title",
-    chunk_by: Annotated[str | None, typer.Option(help="paragraph, section or tokens.")] = None,
-    chunk_size: Annotated[int, typer.Option(help="Tokens per chunk (chunk-by tokens).")] = 200,
-    chunk_overlap: Annotated[int, typer.Option(help="Tokens shared by consecutive chunks.")] = 50,
+    chunk_by: Annotated[
+        str | None, typer.Option(help="paragraph, section, tokens or characters (recursive splitter, any language).")
+    ] = None,
+    chunk_size: Annotated[
+        int, typer.Option(help="Most tokens per chunk (characters with --chunk-by characters).")
+    ] = 200,
+    chunk_overlap: Annotated[int, typer.Option(help="Tokens (characters) shared by consecutive chunks.")] = 50,
     keep_duplicate_texts: Annotated[bool, typer.Option(help="Keep documents whose text repeats another's.")] = False,
 ) -> None:
     """Read documents (streamed), drop duplicates, chunk, and write a corpus folder."""
     from .._util.errors import ConfigError
-    from ..rag import Chunking, FieldMap, Source, builtin_corpus, ingest
-    from ..rag.corpus import write_store
+    from ..rag import Chunking, FieldMap, Source, ingest, ingest_builtin
 
     chunking = None
     if chunk_by is not None:
-        if chunk_by not in ("paragraph", "section", "tokens"):
-            raise ConfigError("--chunk-by", f"must be paragraph, section or tokens, not {chunk_by!r}")
+        if chunk_by not in ("paragraph", "section", "tokens", "characters"):
+            raise ConfigError("--chunk-by", f"must be paragraph, section, tokens or characters, not {chunk_by!r}")
         chunking = Chunking(by=chunk_by, size=chunk_size, overlap=chunk_overlap)
+    duplicates: Literal["drop", "keep"] = "keep" if keep_duplicate_texts else "drop"
     if builtin is not None:
         if data_root is None:
             raise ConfigError("--data-root", "a built-in corpus is read from its source files: give --data-root")
-        store = write_store(builtin_corpus(builtin, data_root), out, {"builtin": builtin})
-        console.print(f"wrote {len(store):,} documents of '{builtin}' to {out}")
-        return
-    if not sources:
+        if sources:
+            raise ConfigError("sources", "give files or folders, or --builtin NAME, not both")
+        stats = ingest_builtin(builtin, data_root, out, chunking=chunking, duplicate_texts=duplicates)
+    elif not sources:
         raise ConfigError("sources", "give files or folders to ingest, or --builtin NAME")
-    fields = FieldMap(id=id_field, text=tuple(text_field) if text_field else "text", title=title_field)
-    stats = ingest(
-        [Source(path=p, fields=fields) for p in sources],
-        out,
-        chunking=chunking,
-        duplicate_texts="keep" if keep_duplicate_texts else "drop",
-    )
+    else:
+        fields = FieldMap(id=id_field, text=tuple(text_field) if text_field else "text", title=title_field)
+        inputs = [Source(path=p, fields=fields) for p in sources]
+        stats = ingest(inputs, out, chunking=chunking, duplicate_texts=duplicates)
     console.print(
         f"{stats.documents_read:,} read, {stats.documents_kept:,} kept, {stats.chunks:,} chunks, "
         f"{stats.duplicate_ids:,} duplicate ids, {stats.duplicate_texts:,} duplicate texts, "
@@ -104,6 +105,8 @@ def index_build(
         **key_values(option, "--option"),
     )
     console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
+    size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
+    console.print(f"  disk: {size / 2**20:,.1f} MiB ({size:,} bytes)")
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
 
@@ -113,12 +116,21 @@ def search(
     query: Annotated[str, typer.Argument(help="The query.")],
     index: Annotated[Path, typer.Option(help="Index folder.")],
     k: Annotated[int, typer.Option(help="Documents to return.")] = 10,
+    rerank: Annotated[
+        Path | None, typer.Option(help="Reorder the first --depth hits with this local cross-encoder folder.")
+    ] = None,
+    depth: Annotated[int, typer.Option(help="Candidates retrieved for --rerank.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """Search an index."""
+    import asyncio
+
+    from ..rag import CrossEncoderReranker
     from ..rag import search as run_search
 
-    hits = run_search(index, query, k=k)
+    hits = run_search(index, query, k=max(k, depth) if rerank else k)
+    if rerank is not None:
+        hits = asyncio.run(CrossEncoderReranker(rerank, top_n=depth).rerank(query, hits, k))
     if as_json:
         typer.echo(json.dumps([h.model_dump() for h in hits], indent=2))
         return
@@ -130,20 +142,43 @@ def search(
 
 @app.command("retrieval-eval")
 def retrieval_eval(
-    benchmark: Annotated[list[str], typer.Option("--benchmark", help="pubmedqa, bioasq or m3 (repeatable).")],
-    data_root: Annotated[Path, typer.Option(help="Folder with the benchmarks' source data.")],
+    benchmark: Annotated[
+        list[str] | None, typer.Option("--benchmark", help="pubmedqa, bioasq or m3 (repeatable).")
+    ] = None,
+    data_root: Annotated[Path | None, typer.Option(help="Folder with the benchmarks' source data.")] = None,
     retriever: Annotated[list[str] | None, typer.Option("--retriever", help="bm25, dense/minilm, hybrid.")] = None,
+    index: Annotated[
+        list[Path] | None, typer.Option("--index", help="Your own index folder, judged by --qrels (repeatable).")
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help='JSONL of {"id", "query", "relevant": [document ids]} for --index.')
+    ] = None,
     n_noise: Annotated[int, typer.Option(help="Distractor documents added to each corpus.")] = 2000,
     n_queries: Annotated[int | None, typer.Option(help="Use only the first N queries.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the distractor sample.")] = 0,
 ) -> None:
-    """Recall@k, precision@k, MRR and nDCG@k of retrievers on the built-in retrieval benchmarks."""
-    from ..rag import evaluate_retrieval, get_retriever, load_benchmark, retrieval_table
+    """Recall@k, precision@k, MRR and nDCG@k of retrievers on built-in benchmarks, or of your indexes on your qrels."""
+    from .._util.errors import ConfigError
+    from ..rag import evaluate_retrieval, get_retriever, load_benchmark, load_index, qrels_benchmark, retrieval_table
 
+    if not benchmark and not index:
+        raise ConfigError("--benchmark", "name a built-in benchmark, or give --index with --qrels")
+    if index and qrels is None:
+        raise ConfigError("--qrels", "an index is judged against your relevance judgments: give --qrels FILE")
+    if benchmark and data_root is None:
+        raise ConfigError("--data-root", "the built-in benchmarks are read from their source data: give --data-root")
     reports = []
-    for name in benchmark:
+    for name in benchmark or []:
+        assert data_root is not None
         bench = load_benchmark(name, data_root, n_noise=n_noise, seed=seed, n_queries=n_queries)
         for kind in retriever or ["bm25"]:
             built = get_retriever(kind, list(bench.documents))
             reports.append(evaluate_retrieval(built, bench, name=kind))
+    if index:
+        assert qrels is not None
+        judged = qrels_benchmark(qrels)
+        if n_queries is not None:
+            judged = judged.model_copy(update={"queries": judged.queries[:n_queries]})
+        for folder in index:
+            reports.append(evaluate_retrieval(load_index(folder), judged, name=str(folder)))
     typer.echo(retrieval_table(reports).markdown(title=False), nl=False)

@@ -50,6 +50,10 @@ def reproduce(
     condition: Annotated[
         list[str] | None, typer.Option("--condition", help="Run only this condition (repeatable; default all).")
     ] = None,
+    input_arg: Annotated[
+        list[str] | None,
+        typer.Option("--input", help="NAME=VALUE a condition needs (e.g. retrieval=INDEX_FOLDER; see --list)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Answer only N samples per condition.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
@@ -86,6 +90,7 @@ def reproduce(
         preset,
         model or [],
         conditions=condition or (),
+        inputs=key_values(input_arg, "--input"),
         model_args=key_values(model_arg, "--model-arg"),
         roles=role_models(role, role_arg),
         rows=_rows(paper_row),
@@ -171,6 +176,7 @@ def _list(as_json: bool) -> None:
                         "generate": dict(c.generate),
                         "about": c.about,
                         "default": c.default,
+                        "inputs": list(c.inputs),
                     }
                     for c in p.conditions
                 ],

@@ -185,7 +185,15 @@ def _sample_detail(runs: Any, run_id: str, sample_id: str) -> dict[str, Any]:
         "output": generation.output,
         "answer": generation.answer.model_dump(),
         "retrieved": [
-            {"rank": r.rank, "id": r.document.id, "score": r.score, "gold": r.gold} for r in generation.retrieved or []
+            {
+                "rank": r.rank,
+                "id": r.document.id,
+                "score": r.score,
+                "gold": r.gold,
+                "title": r.document.title,
+                "text": r.document.text,
+            }
+            for r in generation.retrieved or []
         ],
         "scores": {scorer: score.model_dump() for s, _e, scorer, score in runs.scores(run_id) if s == sample_id},
     }

@@ -54,6 +54,10 @@ def run(
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens to generate per call.")] = None,
+    top_p: Annotated[float | None, typer.Option(help="Nucleus sampling mass (0 < p <= 1).")] = None,
+    repetition_penalty: Annotated[
+        float | None, typer.Option(help="Penalty on repeated tokens (1 is none); refused by servers without one.")
+    ] = None,
     store: Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
@@ -81,8 +85,14 @@ def run(
         flags["roles"] = role_models(role, role_arg)
     if scorer_arg:
         flags["scorer_args"] = scorer_options(scorer_arg)
-    settings = {"temperature": temperature, "max_tokens": max_tokens, "seed": request_seed}
-    generate = {k: v for k, v in settings.items() if v is not None}
+    decoding = {
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "seed": request_seed,
+        "top_p": top_p,
+        "repetition_penalty": repetition_penalty,
+    }
+    generate = {k: v for k, v in decoding.items() if v is not None}
     if generate:
         flags["generate"] = generate
     if no_cache:
@@ -279,20 +289,26 @@ def describe(
     task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
     as_json: JsonOption = False,
 ) -> None:
-    """Print a task's options: type, default and allowed values, read from its factory's signature."""
+    """Print a task's options: type, default and allowed values, read from its factory's signature.
+
+    The options every task takes (retrieval, ``k``, ``query``) follow the task's own.
+    """
     from .._util.options import option_docs, signature_options, type_name
-    from ..tasks import task_registry
+    from ..tasks import layer_options, task_layers, task_registry
 
     factory = task_registry.get(task)
-    docs = option_docs(factory)
+    own = signature_options(factory)
+    shared = [(layer, {k: p for k, p in layer_options(layer).items() if k not in own}) for layer in task_layers]
+    sources = [(factory, own), *shared]
     rows = [
         {
             "option": name,
             "type": type_name(param.annotation),
             "default": None if param.default is param.empty else param.default,
-            "about": docs.get(name, ""),
+            "about": option_docs(source).get(name, ""),
         }
-        for name, param in signature_options(factory).items()
+        for source, options in sources
+        for name, param in options.items()
     ]
     if as_json:
         typer.echo(json.dumps(rows, indent=2, default=str))

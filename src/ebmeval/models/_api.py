@@ -37,6 +37,9 @@ class ModelAPI(ABC):
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
         """Generate one reply to ``messages``."""
 
+    def check_config(self, config: GenerateConfig) -> None:  # noqa: B027  (optional hook: most send every setting)
+        """Raise ``ConfigError`` naming a setting of ``config`` this model's server does not take."""
+
     def count_tokens(self, text: str) -> int:
         """Tokens ``text`` takes; providers without a tokenizer estimate 4 characters a token."""
         return max(1, len(text) // 4)

@@ -42,6 +42,9 @@ class GenerateConfig(BaseModel):
     """Sampling temperature; 0 is greedy."""
     top_p: float | None = Field(default=None, gt=0, le=1)
     """Nucleus sampling mass."""
+    repetition_penalty: float | None = Field(default=None, gt=0)
+    """Penalty on tokens already generated (1 is none; MRAG uses 1.05): sent as ``repeat_penalty`` to
+    llama.cpp and ``repetition_penalty`` to vLLM-style servers; a server that takes neither refuses it."""
     max_tokens: int | None = Field(default=None, gt=0)
     """Most tokens to generate."""
     stop: tuple[str, ...] | None = None

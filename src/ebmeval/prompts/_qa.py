@@ -10,7 +10,18 @@ QUESTION = _add(
     "{context}Question: {question}{options}",
     "The question block shared by every strategy: context, question, lettered options.",
 )
-CONTEXT = _add("context", 1, "Context:\n{documents}\n\n", "Wraps the documents a sample is grounded in.")
+CONTEXT = _add(
+    "context",
+    2,
+    "Context documents:\n{documents}\n\n",
+    "Wraps the documents a sample is grounded in.",
+)
+DOCUMENT = _add(
+    "document",
+    1,
+    '<document number="{number}" id="{id}">\n{heading}{text}\n</document>',
+    "One numbered, delimited context document with its id (its title, when known, on the first line).",
+)
 OPTIONS = _add("options", 1, "\n\nOptions:\n{options}", "Wraps the lettered option lines.")
 
 FORMAT_SINGLE = _add(
@@ -77,4 +88,23 @@ REFINE_STRICT = _add(
     "</first_answer>\n\nCheck that answer against the question{grounding}: correct any error in "
     "its reasoning or its choice, or confirm it. {answer_format}",
     "The second call of 'cot-refine' with answer_format=strict.",
+)
+
+FINAL_MARKER = "Final answer:"
+"""The line after which a free-form ``cot`` or ``cot-refine`` reply gives its answer."""
+FREE_COT = _add(
+    "free/cot",
+    1,
+    '{task_prompt}\n\nFirst think step by step. Then write a line "' + FINAL_MARKER + '" followed by your '
+    "answer in exactly the form asked above.",
+    "Reasoning, then the answer after a 'Final answer:' line (free-form tasks, strategy 'cot').",
+)
+FREE_REFINE = _add(
+    "free/refine",
+    1,
+    "{task_prompt}\n\nA first answer to this task was:\n<first_answer>\n{previous}\n</first_answer>\n\n"
+    "Check that answer against the task{grounding}: correct any error or omission, or confirm it. "
+    'First think step by step. Then write a line "' + FINAL_MARKER + '" followed by the final answer in exactly '
+    "the form asked above.",
+    "The second call of 'cot-refine' on a free-form task, conditioned on the first answer.",
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._util.registry import Registry
-from ._qa import CONTEXT, COT, DIRECT, FORMAT_MULTI, FORMAT_OPEN, FORMAT_SINGLE, OPTIONS, QUESTION
+from ._qa import CONTEXT, COT, DIRECT, DOCUMENT, FORMAT_MULTI, FORMAT_OPEN, FORMAT_SINGLE, OPTIONS, QUESTION
 from ._template import PromptTemplate
 from ._template import add_template as _add
 
@@ -38,6 +38,8 @@ class PromptSet:
     cot: PromptTemplate
     truncation_note: str = "\n[… the rest of this text is left out: it does not fit the model's context window …]"
     """Appended to a document cut to fit the context window."""
+    document: PromptTemplate = DOCUMENT
+    """One context document ({number}, {id}, {heading}: the title line or nothing, {text})."""
 
     @property
     def templates(self) -> tuple[PromptTemplate, ...]:
@@ -51,6 +53,7 @@ class PromptSet:
             self.format_open,
             self.direct,
             self.cot,
+            self.document,
         )
 
 
@@ -68,6 +71,14 @@ DEFAULT = add_prompt_set(
 )
 
 
+PLAIN_DOCUMENT = _add(
+    "document/plain",
+    1,
+    "{heading}{text}",
+    "A context document as it is (its title, when known, first): for papers whose prompt shows the article bare.",
+)
+
+
 def _paper_set(language: str, texts: dict[str, str], truncation_note: str) -> PromptSet:
     about = "CareMedEval's prompt (Bonzi et al., 2025, Figure 1)"
     name = f"caremedeval/{language}"
@@ -77,6 +88,7 @@ def _paper_set(language: str, texts: dict[str, str], truncation_note: str) -> Pr
             language=language,
             **{key: _add(f"{name}/{key}", 1, text, f"{about}, {language}: {key}") for key, text in texts.items()},
             truncation_note=truncation_note,
+            document=PLAIN_DOCUMENT,
         )
     )
 

@@ -27,6 +27,8 @@ class Condition:
         about: What the condition is, in the paper's words.
         default: Whether it runs when no ``--condition`` is named (a condition that fits only
             some models, such as a reasoning-effort setting, runs only when named).
+        inputs: Task options the user supplies (``--input NAME=VALUE``), such as the folder of
+            the retrieval index a RAG condition answers over.
     """
 
     name: str
@@ -36,6 +38,7 @@ class Condition:
     scorer_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     about: str = ""
     default: bool = True
+    inputs: tuple[str, ...] = ()
 
 
 TableBuilder = Callable[["Reproduction"], "TracedTable"]

@@ -87,6 +87,7 @@ def condition_config(
     model_args: Mapping[str, Any],
     roles: Mapping[str, Mapping[str, Any]],
     settings: Mapping[str, Any],
+    inputs: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """The run config of ``condition`` on ``model``: the condition's task and options, the user's model and settings.
 
@@ -94,9 +95,9 @@ def condition_config(
     conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
     ``store``, ``seed`` …); a ``generate``, ``scorer_args`` or ``task_args`` among them applies on top
     of the condition's (``task_args`` carry what only the user has, e.g. the files of a preset whose
-    data is not public).
+    data is not public). ``inputs`` supplies the task options the condition names in ``Condition.inputs``.
     """
-    task_args = {**condition.task_args, **settings.get("task_args", {})}
+    task_args = {**condition.task_args, **settings.get("task_args", {}), **_inputs(condition, inputs or {})}
     used = set(create_task(condition.task, **task_args).roles)
     generate = {**condition.generate, **settings.get("generate", {})}
     scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
@@ -113,11 +114,23 @@ def condition_config(
     )
 
 
+def _inputs(condition: Condition, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The user's values of the task options ``condition`` needs; a missing one is a ``UsageError``."""
+    missing = [name for name in condition.inputs if name not in given]
+    if missing:
+        from .._util.errors import UsageError
+
+        wanted = " ".join(f"--input {name}=…" for name in missing)
+        raise UsageError(f"condition '{condition.name}' needs {wanted} ({condition.about or condition.task})")
+    return {name: given[name] for name in condition.inputs}
+
+
 def reproduce(
     preset: Preset,
     models: Sequence[str],
     *,
     conditions: Sequence[str] = (),
+    inputs: Mapping[str, Any] | None = None,
     model_args: Mapping[str, Any] | None = None,
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
@@ -131,7 +144,8 @@ def reproduce(
     arguments resumes or reuses them. ``run`` runs one config, given with a label naming the
     condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
     ``options`` are the preset's own (``Preset.options``); with none and no model there is
-    nothing to reproduce, a ``UsageError``.
+    nothing to reproduce, a ``UsageError``. ``inputs`` are the task options conditions ask the
+    user for (``Condition.inputs``).
     """
     given_options = dict(options or {})
     if not models and not given_options:
@@ -139,10 +153,14 @@ def reproduce(
     pool = preset.conditions_for(given_options)
     chosen = [preset.condition(n, given_options) for n in conditions] if conditions else [c for c in pool if c.default]
     given = dict(settings or {})
+    for condition in chosen:  # every input is checked before the first run starts
+        _inputs(condition, inputs or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
         for condition in chosen:
-            config = condition_config(condition, model, model_args=model_args or {}, roles=roles or {}, settings=given)
+            config = condition_config(
+                condition, model, model_args=model_args or {}, roles=roles or {}, settings=given, inputs=inputs
+            )
             label = f"{preset.name} · {condition.name} · {model}"
             result = run(config, label) if run is not None else run_config(config)
             subset = result.sample_ids if config.limit is not None or config.shard is not None else None

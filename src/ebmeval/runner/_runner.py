@@ -97,6 +97,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
             models[role] = get_model(default, config=config.generate, cache=cache)
         else:
             models[role] = models["model"]
+    for model in models.values():  # a setting a server does not take is refused before any sample runs
+        model.api.check_config(model.config)
     unknown = set(config.roles) - set(task.roles)
     if unknown:
         raise UsageError(

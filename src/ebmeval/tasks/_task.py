@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from .._util.errors import ConfigError
-from .._util.options import check_options
+from .._util.options import check_options, signature_options
 from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._context import SampleContext
@@ -202,6 +202,29 @@ def create_scorer(name: str, **args: Any) -> Scorer:
         raise ConfigError("scorer_args", f"scorer '{name}': {exc}") from exc
 
 
+TaskLayer = Callable[..., Task]
+"""A transformation every task accepts: ``layer(task, **options) -> Task`` (retrieval, say)."""
+
+task_layers: list[TaskLayer] = []
+"""The registered layers, applied in registration order by :func:`create_task`."""
+
+
+def task_layer(layer: TaskLayer) -> TaskLayer:
+    """Register ``layer``: its keyword options (after the task) become options of every task.
+
+    :func:`create_task` applies a layer only when one of its options is given and the task's
+    own factory does not take that option; the options given are recorded in ``Task.args``
+    with the layer's defaults for the rest.
+    """
+    task_layers.append(layer)
+    return layer
+
+
+def layer_options(layer: TaskLayer) -> dict[str, inspect.Parameter]:
+    """The options of ``layer``: its keyword parameters after the task."""
+    return dict(list(signature_options(layer).items())[1:])
+
+
 def with_scorer_args(task: Task, args: Mapping[str, Mapping[str, Any]]) -> Task:
     """``task`` with each scorer named in ``args`` rebuilt with those options over its own settings.
 
@@ -234,17 +257,30 @@ def with_scorer_args(task: Task, args: Mapping[str, Mapping[str, Any]]) -> Task:
 def create_task(name: str, **args: Any) -> Task:
     """Build the registered task ``name`` with ``args``, each checked against the factory's signature.
 
-    Command-line values (:class:`~ebmeval._util.options.OptionText`) are read by the option's
-    declared type; see :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown
-    task and ``ConfigError`` for an option the factory does not take or a value of the wrong type.
+    Options of a :func:`task_layer` that the factory does not take are checked against the
+    layer's signature and applied to the built task. Command-line values
+    (:class:`~ebmeval._util.options.OptionText`) are read by the option's declared type; see
+    :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown task and
+    ``ConfigError`` for an option neither the factory nor a layer takes or a value of the wrong type.
     """
     factory = task_registry.get(task_file(name))
-    checked = check_options(factory, args, kind="task", name=name, prefix="task_args")
+    own = signature_options(factory)
+    layered = [(layer, layer_options(layer)) for layer in task_layers]
+    by_layer = [{k: v for k, v in args.items() if k in options and k not in own} for _, options in layered]
+    taken = {k for given in by_layer for k in given}
+    rest = {k: v for k, v in args.items() if k not in taken}
+    checked = check_options(factory, rest, kind="task", name=name, prefix="task_args")
     try:
         built = factory(**checked)
     except TypeError as exc:
         raise ConfigError("task_args", f"task '{name}': {exc}") from exc
-    params = inspect.signature(factory).parameters
-    defaults = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
-    built.args = {k: describe_value(v) for k, v in {**defaults, **checked}.items()}
+    defaults = {k: p.default for k, p in own.items() if p.default is not inspect.Parameter.empty}
+    recorded = {**defaults, **checked}
+    for (layer, options), given in zip(layered, by_layer, strict=True):
+        if not given:
+            continue
+        values = check_options(layer, given, kind="task", name=name, prefix="task_args")
+        built = layer(built, **values)
+        recorded |= {k: p.default for k, p in options.items()} | values
+    built.args = {k: describe_value(v) for k, v in recorded.items()}
     return built

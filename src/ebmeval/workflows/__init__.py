@@ -1,6 +1,7 @@
 """Prompting strategies (``direct``, ``cot``, ``cot-refine``) and their prompt templates."""
 
 from ..prompts import PromptTemplate, list_templates, templates
+from ._free import FreeFormWorkflow, final_answer
 from ._qa import (
     ChainOfThought,
     ChainOfThoughtRefine,
@@ -15,7 +16,7 @@ from ._qa import (
     qa_workflow,
     render_prompts,
 )
-from ._retrieval import QueryMode, RetrievalAugmented, gold_ids, retrieval_query
+from ._retrieval import QueryMode, RetrievalAugmented, gold_ids, retrieval_query, with_retrieval
 
 __all__ = [
     "QueryMode",
@@ -25,16 +26,19 @@ __all__ = [
     "ChainOfThought",
     "ChainOfThoughtRefine",
     "Direct",
+    "FreeFormWorkflow",
     "Overflow",
     "PromptRenderer",
     "PromptTemplate",
     "QAWorkflow",
     "Strategy",
     "format_documents",
+    "final_answer",
     "format_options",
     "letter_probabilities",
     "list_templates",
     "qa_workflow",
     "render_prompts",
     "templates",
+    "with_retrieval",
 ]

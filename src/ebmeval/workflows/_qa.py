@@ -20,6 +20,7 @@ shared by all of them:
 
 from __future__ import annotations
 
+import asyncio
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -27,12 +28,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput, strip_reasoning, system, user
+from ..models import ChatMessage, GenerateConfig, Model, ModelAPI, ModelOutput, strip_reasoning, system, user
 from ..prompts import (
     CONTEXT,
     COT,
     COT_STRICT,
     DIRECT,
+    DOCUMENT,
     FORMAT_MULTI,
     FORMAT_MULTI_STRICT,
     FORMAT_OPEN,
@@ -46,7 +48,7 @@ from ..prompts import (
     PromptTemplate,
 )
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
-from ..tasks import THINKING_BUDGET, Document, Sample, SampleContext, Task, WorkflowResult
+from ..tasks import THINKING_BUDGET, Document, MemoryMemo, Sample, SampleContext, Task, WorkflowResult
 
 Strategy = Literal["direct", "cot", "cot-refine"]
 """The names of the built-in strategies."""
@@ -74,9 +76,17 @@ class PromptRenderer(Protocol):
         """The messages of each step for ``sample`` (no model is called)."""
 
 
-def format_documents(documents: Sequence[Document]) -> str:
-    """The documents as one text: each one's title (when known) then its text, blank-line separated."""
-    return "\n\n".join(f"{doc.title}\n{doc.text}" if doc.title else doc.text for doc in documents)
+def format_documents(documents: Sequence[Document], template: PromptTemplate = DOCUMENT) -> str:
+    """The documents as one text: each numbered from 1 and delimited with its id (the ``document`` template).
+
+    A document's title, when known, is its first line; documents are blank-line separated. A
+    prompt set may word documents otherwise (``PromptSet.document``: the CareMedEval paper's
+    prompt shows its one article bare).
+    """
+    return "\n\n".join(
+        template.render(number=str(number), id=doc.id, heading=f"{doc.title}\n" if doc.title else "", text=doc.text)
+        for number, doc in enumerate(documents, start=1)
+    )
 
 
 def format_options(choices: dict[str, str]) -> str:
@@ -152,7 +162,7 @@ class QAWorkflow(ABC):
 
     def question_block(self, sample: Sample, documents: str | None = None) -> str:
         """Context, question and options; ``documents`` replaces the sample's documents text."""
-        text = format_documents(sample.documents) if documents is None else documents
+        text = format_documents(sample.documents, self.prompts.document) if documents is None else documents
         context = self.prompts.context.render(documents=text) if text else ""
         options = self.prompts.options.render(options=format_options(sample.choices)) if sample.choices else ""
         return self.prompts.question.render(
@@ -183,7 +193,7 @@ class QAWorkflow(ABC):
         raises :class:`ConfigError`. With an unknown context length nothing is cut. The
         record goes to ``WorkflowResult.metadata["context"]``.
         """
-        text = format_documents(sample.documents)
+        text = format_documents(sample.documents, self.prompts.document)
         limit = model.api.context_length
         if not text:
             return text, {"documents": 0}
@@ -262,6 +272,7 @@ class Direct(QAWorkflow):
     templates: tuple[PromptTemplate, ...] = (
         QUESTION,
         CONTEXT,
+        DOCUMENT,
         OPTIONS,
         FORMAT_SINGLE,
         FORMAT_MULTI,
@@ -330,7 +341,16 @@ class ChainOfThought(QAWorkflow):
     """``cot``: one call that reasons, then gives a final ``Answer:`` line."""
 
     name = "cot"
-    templates: tuple[PromptTemplate, ...] = (QUESTION, CONTEXT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN, COT)
+    templates: tuple[PromptTemplate, ...] = (
+        QUESTION,
+        CONTEXT,
+        DOCUMENT,
+        OPTIONS,
+        FORMAT_SINGLE,
+        FORMAT_MULTI,
+        FORMAT_OPEN,
+        COT,
+    )
     strict_templates = (*QAWorkflow.strict_templates, COT_STRICT)
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
@@ -358,6 +378,7 @@ class ChainOfThoughtRefine(ChainOfThought):
     templates: tuple[PromptTemplate, ...] = (
         QUESTION,
         CONTEXT,
+        DOCUMENT,
         OPTIONS,
         FORMAT_SINGLE,
         FORMAT_MULTI,
@@ -491,16 +512,48 @@ def render_prompts(task: Task, sample: int | str = 0) -> dict[str, str]:
     """The prompts ``task`` sends for one sample, as text per step (for ``ebmeval show-prompt``).
 
     ``sample`` is an index into the dataset or a sample id. Each step's messages are
-    shown as ``[role]`` headers followed by the content; documents are shown uncut.
-    Raises ``UsageError`` when the task's workflow cannot render its prompts.
+    shown as ``[role]`` headers followed by the content; documents are shown uncut. A
+    workflow that does not render its prompts is traced instead (see :func:`_traced`).
     """
     workflow = task.workflow
-    if not isinstance(workflow, PromptRenderer):
-        raise UsageError(f"task '{task.name}': workflow '{workflow.name}' does not render its prompts")
     chosen = _pick(task, sample)
+    shown = workflow.render_prompts(chosen) if isinstance(workflow, PromptRenderer) else _traced(task, chosen)
     return {
         step: "\n\n".join(f"[{message.role}]\n{message.content}" for message in messages)
-        for step, messages in workflow.render_prompts(chosen).items()
+        for step, messages in shown.items()
+    }
+
+
+class _Placeholder(ModelAPI):
+    """Answers every call with a placeholder naming the call, so a workflow's prompts can be shown."""
+
+    name = "placeholder"
+
+    async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        """The placeholder reply."""
+        return ModelOutput(text=PREVIOUS_PLACEHOLDER, model=self.name, finish_reason="stop")
+
+
+def _traced(task: Task, sample: Sample) -> dict[str, list[ChatMessage]]:
+    """The messages of each model call ``task``'s workflow makes for ``sample``, every reply a placeholder.
+
+    For workflows that do not render their prompts themselves (multi-step synthesis, claim
+    labelling …): the workflow runs against a model that answers every call with
+    ``PREVIOUS_PLACEHOLDER``. A workflow that cannot go on from a placeholder reply stops
+    there; the calls made until then are shown.
+    """
+    memo = MemoryMemo()
+    model = Model(_Placeholder())
+    ctx = SampleContext(dict.fromkeys(("model", *task.roles), model), memo)
+    try:
+        asyncio.run(task.workflow(sample, ctx))
+    except Exception:  # noqa: BLE001 (a placeholder reply may not parse: show the calls made so far)
+        if not memo.steps:
+            raise
+    return {
+        step: [ChatMessage.model_validate(m) for m in payload["messages"]]
+        for (step, _request), payload in memo.steps.items()
+        if "messages" in payload
     }
 
 

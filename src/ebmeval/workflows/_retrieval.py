@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import TYPE_CHECKING, Literal
 
-from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Workflow, WorkflowResult
+from .._util.errors import ConfigError
+from ..models import ChatMessage
+from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Task, Workflow, WorkflowResult, task_layer
 
 if TYPE_CHECKING:
-    from ..rag import Retriever
+    from ..rag import Reranker, Retriever
+
+LLM_RERANKER = "llm"
+"""The ``rerank`` value naming the LLM pointwise reranker (the model in role ``reranker``, else the model)."""
 
 QueryMode = Literal["question", "question+options"]
 
@@ -37,8 +43,12 @@ class RetrievalAugmented:
 
     The retrieved ids, scores, texts and gold flags are recorded as the step ``retrieve``
     (so a resumed sample sees the same documents) and returned as ``WorkflowResult.retrieved``.
-    With ``oracle=True`` the sample's own documents are used instead of retrieval, the
-    upper bound a retriever could reach.
+    The inner workflow sees the sample's own documents (the sentence of a relation question,
+    say) followed by the retrieved ones. With a ``reranker`` (a cross-encoder, say) or
+    ``llm_rerank`` (the LLM pointwise reranker, its calls made through the sample's context in
+    role ``reranker``, which defaults to the model), ``depth`` candidates are retrieved and the
+    best ``k`` of them by the reranker are kept. With ``oracle=True`` the sample's own documents are
+    used instead of retrieval, the upper bound a retriever could reach.
     """
 
     def __init__(
@@ -50,9 +60,15 @@ class RetrievalAugmented:
         query: QueryMode = "question",
         oracle: bool = False,
         index: str = "",
+        reranker: Reranker | None = None,
+        llm_rerank: bool = False,
+        depth: int | None = None,
     ) -> None:
         if retriever is None and not oracle:
             raise ValueError("a retriever is needed unless oracle=True")
+        self.reranker = reranker
+        self.llm_rerank = llm_rerank
+        self.depth = depth if reranker is not None or llm_rerank else None
         self.inner = inner
         self.retriever = retriever
         self.k = k
@@ -69,15 +85,25 @@ class RetrievalAugmented:
             hits = [RetrievedDocument.model_validate(h) for h in recorded["hits"]]
         else:
             hits = await self._retrieve(sample, gold)
+            hits = await self._reranked(sample, hits, ctx)
             ctx.record(
                 "retrieve", {"query": retrieval_query(sample, self.query), "hits": [h.model_dump() for h in hits]}
             )
-        grounded = sample.model_copy(update={"documents": [h.document for h in hits]})
-        result = await self.inner(grounded, ctx)
+        result = await self.inner(self._grounded(sample, hits), ctx)
         details = {"index": self.index, "k": self.k, "query": self.query, "oracle": self.oracle}
+        if self.depth is not None:
+            details["rerank_depth"] = self.depth
         return result.model_copy(update={"retrieved": hits, "metadata": {**result.metadata, "retrieval": details}})
 
+    def _grounded(self, sample: Sample, hits: list[RetrievedDocument]) -> Sample:
+        own = [] if self.oracle else sample.documents
+        return sample.model_copy(update={"documents": [*own, *(h.document for h in hits)]})
+
     async def _retrieve(self, sample: Sample, gold: set[str]) -> list[RetrievedDocument]:
+        # encoders and index lookups are CPU-bound: keep the event loop free for model calls
+        return await asyncio.to_thread(self._retrieve_now, sample, gold)
+
+    def _retrieve_now(self, sample: Sample, gold: set[str]) -> list[RetrievedDocument]:
         if self.oracle:
             documents = sample.documents[: self.k]
             return [
@@ -85,6 +111,90 @@ class RetrievalAugmented:
                 for i, d in enumerate(documents)
             ]
         assert self.retriever is not None
-        # encoders and index lookups are CPU-bound: keep the event loop free for model calls
-        (hits,) = await asyncio.to_thread(self.retriever.retrieve, [retrieval_query(sample, self.query)], self.k)
+        (hits,) = self.retriever.retrieve([retrieval_query(sample, self.query)], self.depth or self.k)
         return [h.model_copy(update={"gold": _is_gold(h.document, gold)}) for h in hits]
+
+    async def _reranked(
+        self, sample: Sample, hits: list[RetrievedDocument], ctx: SampleContext
+    ) -> list[RetrievedDocument]:
+        """The best ``k`` of ``hits`` by the reranker (``hits`` as they are without one)."""
+        reranker = self.reranker
+        if self.llm_rerank:
+            from ..rag import LLMPointwiseReranker
+
+            role = "reranker" if "reranker" in ctx.models else "model"
+            reranker = LLMPointwiseReranker(ctx, top_n=len(hits), role=role)
+        if reranker is None:
+            return hits
+        return await reranker.rerank(retrieval_query(sample, self.query), hits, self.k)
+
+    def render_prompts(self, sample: Sample) -> dict[str, list[ChatMessage]]:
+        """The inner workflow's prompts over the documents retrieved for ``sample`` now."""
+        from ._qa import PromptRenderer
+
+        if not isinstance(self.inner, PromptRenderer):
+            raise ConfigError("workflow", f"workflow '{self.inner.name}' does not render its prompts")
+        hits = self._retrieve_now(sample, gold_ids(sample))[: self.k]  # before reranking: no model is called
+        return self.inner.render_prompts(self._grounded(sample, hits))
+
+
+@task_layer
+def with_retrieval(
+    task: Task,
+    retrieval: str | None = None,
+    k: int = 8,
+    query: QueryMode = "question",
+    rerank: str | None = None,
+    rerank_depth: int = 50,
+) -> Task:
+    """``task`` answered over retrieved documents: every task type takes these options.
+
+    A hash of the index's identity (retriever, its parameters and encoders, the corpus hash)
+    joins the task version, so answers over another index are another run.
+
+    Args:
+        task: the task whose workflow answers over the documents.
+        retrieval: folder of an index (``ebmeval index build``); each sample is answered over
+            its own documents (if any) followed by the top ``k`` retrieved ones.
+        k: documents retrieved per sample.
+        query: ``question`` or ``question+options``, the text sent to the retriever.
+        rerank: reorder ``rerank_depth`` retrieved candidates and keep the best ``k``: the folder of a
+            local cross-encoder, or ``llm`` (the LLM pointwise reranker, played by the model in role
+            ``reranker``, else the model under evaluation).
+        rerank_depth: candidates retrieved for the reranker.
+    """
+    if retrieval is None:
+        raise ConfigError("task_args.retrieval", "k, query and rerank need retrieval=INDEX_FOLDER")
+    if rerank_depth < k:
+        raise ConfigError("task_args.rerank_depth", f"must be at least k ({k}), not {rerank_depth}")
+    if query not in ("question", "question+options"):
+        raise ConfigError("task_args.query", f"must be 'question' or 'question+options', not {query!r}")
+    if k < 1:
+        raise ConfigError("task_args.k", f"must be at least 1, not {k}")
+    from ..rag import index_identity, load_index
+
+    # one query at a time: a batch pads dense queries to its longest text, so batching by
+    # arrival time could move a near-tied document and make retrieval depend on timing
+    reranker, version_tail = None, ""
+    if rerank is not None and rerank != LLM_RERANKER:
+        from ..rag import CrossEncoderReranker
+        from ..rag.retrievers import model_fingerprint
+
+        reranker = CrossEncoderReranker(rerank, top_n=rerank_depth)
+        version_tail = f".rerank-{model_fingerprint(reranker.path)[:12]}"
+    elif rerank == LLM_RERANKER:
+        version_tail = ".rerank-llm"
+    workflow = RetrievalAugmented(
+        task.workflow,
+        load_index(retrieval),
+        k=k,
+        query=query,
+        index=retrieval,
+        reranker=reranker,
+        llm_rerank=rerank == LLM_RERANKER,
+        depth=rerank_depth,
+    )
+    version = f"{task.version}.{index_identity(retrieval)['hash'][:12]}{version_tail}"
+    metadata = {**task.metadata, "retrieval": {"index": retrieval, "k": k, "query": query, "rerank": rerank}}
+    roles = task.roles if rerank != LLM_RERANKER or "reranker" in task.roles else (*task.roles, "reranker")
+    return dataclasses.replace(task, workflow=workflow, version=version, metadata=metadata, roles=roles)

@@ -277,7 +277,7 @@ class LlamaCppModel(ModelAPI):
             ModelError: The request does not fit the context window, or llama.cpp refused it.
         """
         server, _ = await asyncio.to_thread(self._loaded)
-        request = chat_request(messages, config)
+        request = chat_request(messages, config, penalty_field="repeat_penalty")
         start = time.monotonic()
         try:
             data = await asyncio.to_thread(server.handle_chat_completions, request)

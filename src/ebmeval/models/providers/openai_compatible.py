@@ -52,18 +52,29 @@ def chat_request(
     *,
     max_tokens_field: str = "max_tokens",
     omit_temperature: bool = False,
+    penalty_field: str | None = "repetition_penalty",
 ) -> dict[str, Any]:
     """The body of a chat-completions request, without the ``model`` field.
 
     Settings left at ``None`` are not sent, so the server's defaults apply. Reasoning models
     that refuse ``max_tokens`` and a temperature (o-series, gpt-oss on some gateways) take
-    ``max_tokens_field="max_completion_tokens"`` and ``omit_temperature``.
+    ``max_tokens_field="max_completion_tokens"`` and ``omit_temperature``. A repetition penalty
+    goes in ``penalty_field`` (``repeat_penalty`` for llama.cpp); ``None`` means the server
+    takes none, and a config that sets one is refused with a :class:`ConfigError` naming it.
     """
     body: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in messages]}
     if config.temperature is not None and not omit_temperature:
         body["temperature"] = config.temperature
     if config.top_p is not None:
         body["top_p"] = config.top_p
+    if config.repetition_penalty is not None:
+        if penalty_field is None:
+            raise ConfigError(
+                "repetition_penalty",
+                "this server takes no repetition penalty; leave it unset, or name the server's field with "
+                "the provider option penalty_field=repetition_penalty|repeat_penalty",
+            )
+        body[penalty_field] = config.repetition_penalty
     if config.max_tokens is not None:
         body[max_tokens_field] = config.max_tokens
     if config.reasoning_effort is not None:
@@ -216,6 +227,7 @@ class OpenAICompatibleModel(ModelAPI):
         max_tokens_field: str = "max_tokens",
         omit_temperature: bool = False,
         reasoning: bool = False,
+        penalty_field: str | None = None,
     ) -> None:
         """Create the provider; nothing is sent until the first call.
 
@@ -236,7 +248,16 @@ class OpenAICompatibleModel(ModelAPI):
             max_tokens_field: ``max_tokens``, or ``max_completion_tokens`` for servers that want it.
             omit_temperature: Send no temperature (for models that accept only their default).
             reasoning: The model thinks before answering: tasks give its replies room for the trace.
+            penalty_field: The request field of ``GenerateConfig.repetition_penalty``:
+                ``repetition_penalty`` (vLLM, SGLang, TGI), ``repeat_penalty`` (llama.cpp) or ``none``
+                (the server takes none: a run that sets one is refused). Unset: ``none`` for
+                api.openai.com, ``repeat_penalty`` when :meth:`prepare` finds llama.cpp's tokenizer,
+                else ``repetition_penalty``.
         """
+        if penalty_field not in (None, "repetition_penalty", "repeat_penalty", "none"):
+            raise ConfigError(
+                "penalty_field", f"must be repetition_penalty, repeat_penalty or none, not {penalty_field!r}"
+            )
         urls = [url.strip().rstrip("/") for url in base_url.split(",")] if "," in base_url else [base_url]
         for url in urls:
             if not url.startswith(("http://", "https://")):
@@ -263,6 +284,7 @@ class OpenAICompatibleModel(ModelAPI):
         self.max_tokens_field = max_tokens_field
         self.omit_temperature = omit_temperature
         self.reasoning = reasoning
+        self._penalty_option = penalty_field
         self._tokenizer: tuple[str, str] | None = None
         self._token_counts: dict[str, int] = {}
         self._api_key = os.environ.get(api_key_env) or None
@@ -291,6 +313,22 @@ class OpenAICompatibleModel(ModelAPI):
                 max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature, reasoning=self.reasoning
             )
         return described
+
+    def check_config(self, config: GenerateConfig) -> None:
+        """Refuse a repetition penalty where the server takes none, before any request."""
+        if config.repetition_penalty is not None and self.penalty_field is None:
+            chat_request([], config, penalty_field=None)
+
+    @property
+    def penalty_field(self) -> str | None:
+        """Where a repetition penalty is sent (``None``: this server takes none); see ``penalty_field``."""
+        if self._penalty_option is not None:
+            return None if self._penalty_option == "none" else self._penalty_option
+        if "api.openai.com" in self.base_url:
+            return None
+        if self._tokenizer is not None and self._tokenizer[1] == "llama.cpp":
+            return "repeat_penalty"
+        return "repetition_penalty"
 
     async def prepare(self) -> None:
         """Read the context window from ``/models`` (unless given) and find a tokenizer endpoint.
@@ -363,7 +401,11 @@ class OpenAICompatibleModel(ModelAPI):
         """
         session, slots = await self._http()
         request = chat_request(
-            messages, config, max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature
+            messages,
+            config,
+            max_tokens_field=self.max_tokens_field,
+            omit_temperature=self.omit_temperature,
+            penalty_field=self.penalty_field,
         )
         data = json.dumps({"model": self.model, **request}).encode()
         seconds = config.timeout or self.timeout
@@ -621,8 +663,9 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
     ``OPENAI_API_KEY``; no key is fine for local servers), ``max_concurrency`` (16),
     ``timeout`` (120 s), ``max_retries`` (6), ``backoff_base`` (1 s), ``backoff_cap`` (60 s),
     ``context_length`` (the window; default: what ``/models`` reports), ``max_tokens_field``
-    (``max_tokens`` or ``max_completion_tokens``), ``omit_temperature`` and ``reasoning``
-    (a thinking model: replies get room for the trace).
+    (``max_tokens`` or ``max_completion_tokens``), ``omit_temperature``, ``reasoning``
+    (a thinking model: replies get room for the trace) and ``penalty_field`` (where a repetition
+    penalty goes: ``repetition_penalty``, ``repeat_penalty`` or ``none``).
     """
     match = _SPEC.match(name)
     model, base_url = (match["model"], match["url"]) if match else (name, None)
@@ -646,6 +689,7 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
     field = str(options.pop("max_tokens_field", "max_tokens"))
     if field not in ("max_tokens", "max_completion_tokens"):
         raise ConfigError("max_tokens_field", f"must be max_tokens or max_completion_tokens, not {field!r}")
+    penalty = options.pop("penalty_field", None)
     reject_unknown(
         "openai-compatible",
         {k: v for k, v in options.items() if k not in ("omit_temperature", "reasoning")},
@@ -661,6 +705,7 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
             "max_tokens_field",
             "omit_temperature",
             "reasoning",
+            "penalty_field",
         ],
     )
     return OpenAICompatibleModel(
@@ -674,6 +719,7 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
         max_tokens_field=field,
         omit_temperature=bool_option("omit_temperature", options.get("omit_temperature", False)),
         reasoning=bool_option("reasoning", options.get("reasoning", False)),
+        penalty_field=None if penalty is None else str(penalty),
     )
 
 

@@ -13,12 +13,13 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..._util.errors import DataError
 from ..._util.registry import Registry
 from ...tasks import Document, read_jsonl
-from ._ingest import Duplicate, DuplicateFilter
+from ._chunk import Chunking
+from ._ingest import CorpusStats, Duplicate, DuplicateFilter, ProgressFn, ingest_streams
 from ._readers import parse_year
 
 
@@ -188,3 +189,29 @@ def builtin_corpus(name: str, data_root: str | Path) -> Iterator[Document]:
     if not path.exists():
         raise DataError(path, f"corpus '{name}' expects this file or folder under the data root")
     return loader(path)
+
+
+def ingest_builtin(
+    name: str,
+    data_root: str | Path,
+    output: str | Path,
+    *,
+    chunking: Chunking | None = None,
+    duplicate_texts: Literal["drop", "keep"] = "drop",
+    progress: ProgressFn | None = None,
+) -> CorpusStats:
+    """The built-in corpus ``name`` written as :func:`~ebmeval.rag.corpus.ingest` writes files.
+
+    Repeated ids are dropped (the first wins: MedQuAD and the PubMed abstracts repeat some),
+    repeated texts unless ``duplicate_texts="keep"``, and documents are chunked by ``chunking``;
+    everything is counted in the returned stats and listed in ``duplicates.jsonl``.
+    """
+    return ingest_streams(
+        [(f"builtin:{name}", lambda _errors: builtin_corpus(name, data_root))],
+        output,
+        chunking=chunking,
+        duplicate_texts=duplicate_texts,
+        on_error="raise",
+        progress=progress,
+        info={"builtin": name},
+    )

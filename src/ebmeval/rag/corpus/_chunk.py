@@ -1,4 +1,4 @@
-"""Chunking documents into passages by paragraph, section or token windows."""
+"""Chunking documents into passages by paragraph, section, token windows or characters (any language)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from ...tasks import Document
 _BLOCK = re.compile(r"\S(?:.*?\S)?(?=\n\s*\n|\s*\Z)", re.DOTALL)
 _HEADING = re.compile(r"([A-Z][A-Z0-9 ,/&()\-]{1,60}):\s+")
 _TOKEN = re.compile(r"\S+")
+SEPARATORS = ("\n\n", "\n", "。", "！", "？", "；", ". ", "! ", "? ", "; ", "，", "、", ", ", " ", "")
+"""Where ``by="characters"`` cuts, tried in order: paragraphs, lines, sentence ends (Chinese and
+Latin), clauses, words, and at last any character."""
 
 
 class Chunking(BaseModel):
@@ -21,16 +24,22 @@ class Chunking(BaseModel):
     ``by="paragraph"``: one chunk per paragraph (blank-line separated). ``by="section"``:
     consecutive paragraphs under the same heading (``"METHODS: …"``) form one chunk.
     ``by="tokens"``: windows of ``size`` whitespace tokens over the whole text, each
-    starting ``size - overlap`` tokens after the previous one. In every mode a unit longer
+    starting ``size - overlap`` tokens after the previous one. In these modes a unit longer
     than ``size`` tokens is cut into such windows, so no chunk exceeds ``size`` tokens.
+
+    ``by="characters"`` (MRAG's recursive character splitter, for any language, Chinese
+    included): ``size`` and ``overlap`` count characters. The text is cut at the first of
+    ``SEPARATORS`` it contains, pieces still longer than ``size`` at the next ones, and the
+    pieces are packed in order into chunks of at most ``size`` characters, each new chunk
+    repeating up to ``overlap`` characters of whole pieces from the end of the previous one.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    by: Literal["paragraph", "section", "tokens"] = "tokens"
+    by: Literal["paragraph", "section", "tokens", "characters"] = "tokens"
     """Unit of chunking."""
     size: int = Field(default=200, gt=0)
-    """Most whitespace tokens in a chunk."""
+    """Most whitespace tokens (characters with ``by="characters"``) in a chunk."""
     overlap: int = Field(default=50, ge=0)
     """Tokens shared by consecutive windows of one unit."""
 
@@ -81,6 +90,48 @@ def _windows(text: str, start: int, end: int, size: int, overlap: int) -> list[t
         first += step
 
 
+def _pieces(text: str, start: int, end: int, size: int, separators: tuple[str, ...]) -> list[tuple[int, int]]:
+    """``[start, end)`` cut at the first separator it contains, longer pieces at the next ones (each ≤ ``size``)."""
+    if end - start <= size:
+        return [(start, end)]
+    at = next(i for i, sep in enumerate(separators) if sep == "" or text.find(sep, start, end) >= 0)
+    sep, rest = separators[at], separators[at + 1 :]
+    if not sep:
+        return [(i, min(i + size, end)) for i in range(start, end, size)]
+    pieces: list[tuple[int, int]] = []
+    begin = start
+    while begin < end:
+        found = text.find(sep, begin, end)
+        stop = end if found < 0 else found + len(sep)  # the separator stays with the piece before it
+        pieces.extend(_pieces(text, begin, stop, size, rest))
+        begin = stop
+    return pieces
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _character_chunks(text: str, start: int, end: int, size: int, overlap: int) -> list[tuple[int, int]]:
+    """Spans of at most ``size`` characters packed from :func:`_pieces`, overlapping by whole pieces."""
+    spans: list[tuple[int, int]] = []
+    current: list[tuple[int, int]] = []
+    for piece in _pieces(text, start, end, size, SEPARATORS):
+        if current and piece[1] - current[0][0] > size:
+            spans.append((current[0][0], current[-1][1]))
+            while current and (current[-1][1] - current[0][0] > overlap or piece[1] - current[0][0] > size):
+                current.pop(0)
+        current.append(piece)
+    if current:
+        spans.append((current[0][0], current[-1][1]))
+    trimmed = (_trimmed(text, begin, stop) for begin, stop in spans)
+    return [(begin, stop) for begin, stop in trimmed if stop > begin]
+
+
 def chunk_document(document: Document, chunking: Chunking) -> list[Document]:
     """Cut ``document`` into chunks that keep its title and metadata.
 
@@ -92,7 +143,7 @@ def chunk_document(document: Document, chunking: Chunking) -> list[Document]:
     blocks = _blocks(text)
     paragraphs = [(label, start, end) for label, _, start, end in blocks]
     units: list[tuple[str | None, int, int]]
-    if chunking.by == "tokens":
+    if chunking.by in ("tokens", "characters"):
         units = [(None, 0, len(text))]
     elif chunking.by == "paragraph":
         units = paragraphs
@@ -106,9 +157,10 @@ def chunk_document(document: Document, chunking: Chunking) -> list[Document]:
     starts = [block_start for _, block_start, _, _ in blocks]
     chunks: list[Document] = []
     for label, start, end in units:
-        for begin, stop in _windows(text, start, end, chunking.size, chunking.overlap):
+        cut = _character_chunks if chunking.by == "characters" else _windows
+        for begin, stop in cut(text, start, end, chunking.size, chunking.overlap):
             section = label
-            if chunking.by == "tokens" and paragraphs:
+            if chunking.by in ("tokens", "characters") and paragraphs:
                 # the window's section is the one of the paragraph it starts in
                 at = bisect.bisect_right(starts, begin) - 1
                 section = paragraphs[max(at, 0)][0]

@@ -6,8 +6,9 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -122,6 +123,10 @@ ProgressFn = Callable[[int], None]
 """Called with the number of documents read so far."""
 
 
+DocumentStream = Callable[[list[DataError] | None], Iterable[Document]]
+"""Opens one source's documents; unreadable records go to the list given (``None``: raise)."""
+
+
 def ingest(
     sources: Sequence[str | Path | Source],
     output: str | Path,
@@ -139,11 +144,32 @@ def ingest(
     ``CorpusStats.errors`` with file and line (``on_error="report"``), or stop the
     ingest with a :class:`DataError` (``on_error="raise"``).
     """
+    specs = [s if isinstance(s, Source) else Source(path=Path(s)) for s in sources]
+    streams: list[tuple[str, DocumentStream]] = [(str(spec.path), partial(_read_source, spec)) for spec in specs]
+    return ingest_streams(
+        streams, output, chunking=chunking, duplicate_texts=duplicate_texts, on_error=on_error, progress=progress
+    )
+
+
+def _read_source(spec: Source, errors: list[DataError] | None) -> Iterable[Document]:
+    return read_documents(spec.path, format=spec.format, fields=spec.fields, errors=errors)
+
+
+def ingest_streams(
+    streams: Sequence[tuple[str, DocumentStream]],
+    output: str | Path,
+    *,
+    chunking: Chunking | None = None,
+    duplicate_texts: Literal["drop", "keep"] = "drop",
+    on_error: Literal["report", "raise"] = "report",
+    progress: ProgressFn | None = None,
+    info: dict[str, Any] | None = None,
+) -> CorpusStats:
+    """:func:`ingest` over named document streams (files, a built-in corpus …); ``info`` joins ``corpus.json``."""
     started = time.perf_counter()
     folder = Path(output)
     folder.mkdir(parents=True, exist_ok=True)
-    specs = [s if isinstance(s, Source) else Source(path=Path(s)) for s in sources]
-    per_source = [SourceStats(path=str(s.path)) for s in specs]
+    per_source = [SourceStats(path=name) for name, _ in streams]
     issues: list[IngestIssue] = []
     dedupe = DuplicateFilter()
     counts = {"read": 0, "kept": 0, "chunks": 0, "chars": 0, "id": 0, "text": 0}
@@ -152,9 +178,9 @@ def ingest(
     with open(folder / "duplicates.jsonl", "w", encoding="utf-8") as dup_file:
 
         def documents() -> Iterator[Document]:
-            for spec, stats in zip(specs, per_source, strict=True):
+            for (name, stream), stats in zip(streams, per_source, strict=True):
                 errors: list[DataError] | None = [] if on_error == "report" else None
-                for document in read_documents(spec.path, format=spec.format, fields=spec.fields, errors=errors):
+                for document in stream(errors):
                     stats.read += 1
                     counts["read"] += 1
                     if progress is not None:
@@ -163,7 +189,7 @@ def ingest(
                     if found is not None:
                         kind, earlier = found
                         counts[kind] += 1
-                        duplicate = Duplicate(id=document.id, of=earlier, kind=kind, source=str(spec.path))
+                        duplicate = Duplicate(id=document.id, of=earlier, kind=kind, source=name)
                         dup_file.write(duplicate.model_dump_json() + "\n")
                         if len(examples) < MAX_REPORTED:
                             examples.append(duplicate)
@@ -176,7 +202,7 @@ def ingest(
                         yield entry
                 _collect(errors, stats, issues)
 
-        store = write_store(documents(), folder, info={"sources": [str(s.path) for s in specs]})
+        store = write_store(documents(), folder, info={"sources": [name for name, _ in streams], **(info or {})})
     stats = CorpusStats(
         path=str(folder),
         sources=per_source,
@@ -193,9 +219,9 @@ def ingest(
         seconds=round(time.perf_counter() - started, 3),
     )
     store.close()
-    info = json.loads((folder / "corpus.json").read_text(encoding="utf-8"))
-    info["stats"] = stats.model_dump(mode="json", exclude={"duplicates", "errors"})
-    (folder / "corpus.json").write_text(json.dumps(info, indent=2), encoding="utf-8")
+    written = json.loads((folder / "corpus.json").read_text(encoding="utf-8"))
+    written["stats"] = stats.model_dump(mode="json", exclude={"duplicates", "errors"})
+    (folder / "corpus.json").write_text(json.dumps(written, indent=2), encoding="utf-8")
     return stats
 
 

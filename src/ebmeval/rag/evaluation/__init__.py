@@ -11,6 +11,7 @@ from ._benchmarks import (
     load_benchmark,
     m3_benchmark,
     pubmedqa_benchmark,
+    qrels_benchmark,
     retrieval_benchmarks,
     retrieval_table,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "ndcg_at_k",
     "precision_at_k",
     "pubmedqa_benchmark",
+    "qrels_benchmark",
     "query_metrics",
     "recall_at_k",
     "reciprocal_rank",

@@ -248,6 +248,38 @@ class RetrievalReport(BaseModel):
     queries: list[QueryResult]
 
 
+def qrels_benchmark(path: str | Path, name: str = "") -> RetrievalBenchmark:
+    """The user's own queries and relevance judgments, for a user's own index.
+
+    JSONL, one query a line: ``{"id", "query", "relevant": [document ids]}``, the ids those of the
+    index's documents (chunk ids ``<id>#<n>`` for a chunked corpus). Every problem is a
+    :class:`DataError` naming the file, line and field. The benchmark holds no documents: the
+    retriever is the index.
+    """
+    queries: list[Query] = []
+    seen: set[str] = set()
+    for line, record in read_jsonl(path):
+        for field in ("id", "query", "relevant"):
+            if field not in record:
+                raise DataError(path, "missing field", line=line, field=field)
+        query_id, text, relevant = str(record["id"]), record["query"], record["relevant"]
+        if query_id in seen:
+            raise DataError(path, "duplicate id", line=line, field="id", value=query_id)
+        if not isinstance(text, str) or not text.strip():
+            raise DataError(path, "expected a non-empty string", line=line, field="query", value=text)
+        if not isinstance(relevant, list) or not relevant:
+            raise DataError(
+                path, "expected a non-empty list of document ids", line=line, field="relevant", value=relevant
+            )
+        seen.add(query_id)
+        queries.append(Query(id=query_id, text=text, relevant=frozenset(str(r) for r in relevant)))
+    if not queries:
+        raise DataError(path, "no queries in the file")
+    return RetrievalBenchmark(
+        name=name or Path(path).stem, documents=[], queries=queries, metadata={"qrels": str(path)}
+    )
+
+
 def evaluate_retrieval(
     retriever: Retriever,
     benchmark: RetrievalBenchmark,

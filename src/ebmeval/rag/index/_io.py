@@ -149,6 +149,7 @@ def _ray_encoder(
         document_prefix=options.get("document_prefix", ""),
         address=address,
         workers=workers,
+        pooling=options.get("pooling", "model"),
     )
 
 

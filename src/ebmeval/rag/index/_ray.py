@@ -19,7 +19,7 @@ import numpy as np
 
 from ..._util.errors import ConfigError, MissingDependencyError
 from ..corpus import DocumentStore
-from ..retrievers import Encoder, Shards, index_text, write_shard
+from ..retrievers import Encoder, Pooling, Shards, index_text, write_shard
 
 
 def _ray() -> Any:
@@ -34,10 +34,18 @@ class _ShardEncoder:
     """A Ray actor: one encoder, loaded once, encoding whole shards into files."""
 
     def __init__(
-        self, corpus: str, model: str | None, device: str, batch_size: int, prefix: str, folder: str, size: int
+        self,
+        corpus: str,
+        model: str | None,
+        device: str,
+        batch_size: int,
+        prefix: str,
+        folder: str,
+        size: int,
+        pooling: Pooling = "model",
     ) -> None:
         self.store = DocumentStore(corpus)
-        self.encoder = Encoder(model, device=device, batch_size=batch_size)
+        self.encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
         self.prefix = prefix
         self.shards = Shards(Path(folder))
         self.size = size
@@ -60,6 +68,7 @@ def ray_shard_encoder(
     document_prefix: str,
     address: str | None,
     workers: int | None,
+    pooling: Pooling = "model",
 ) -> Callable[[Iterable[str], Shards, int], None]:
     """The ``encode`` hook of :meth:`DenseRetriever.build_on_disk` that encodes the missing shards on Ray.
 
@@ -95,6 +104,7 @@ def ray_shard_encoder(
                 document_prefix,
                 str(shards.folder.parent),
                 shard_size,
+                pooling,
             ),
             batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=pool),

@@ -19,6 +19,7 @@ from ._dense import (
     Encoder,
     EncoderInfo,
     IndexType,
+    Pooling,
     bundled_encoder_path,
     model_fingerprint,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "HybridRetriever",
     "IndexMismatchError",
     "IndexType",
+    "Pooling",
     "IndexedRetriever",
     "Retriever",
     "bundled_encoder_path",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -13,10 +13,12 @@ import numpy.typing as npt
 from ..._util.errors import ConfigError, MissingDependencyError
 from ...tasks import Document, RetrievedDocument
 from ._base import IndexedRetriever, index_text, ranked_results, retriever
-from ._bm25_disk import DEFAULT_MEMORY_MB, build_bm25_arrays
+from ._bm25_disk import DEFAULT_MEMORY_MB, Tokenizer, bm25_tokenize, build_bm25_arrays
 
 if TYPE_CHECKING:
     from ._dense import Encoder
+
+_Setting = TypeVar("_Setting", str | None, str | list[str] | None)
 
 BM25Method = Literal["robertson", "lucene", "atire", "bm25l", "bm25+"]
 
@@ -27,6 +29,13 @@ def _bm25s() -> Any:
     except ImportError:
         raise MissingDependencyError("BM25 retrieval", "bm25s", "rag") from None
     return bm25s
+
+
+def switched_off(value: _Setting) -> _Setting | None:
+    """``None`` for a setting switched off on the command line (``None``, ``null``, ``none``, ``off``, empty)."""
+    if isinstance(value, str) and value.strip().lower() in ("none", "null", "off", ""):
+        return None
+    return value
 
 
 def _stemmer(language: str | None) -> Callable[[list[str]], list[str]] | None:
@@ -69,6 +78,7 @@ class BM25Retriever(IndexedRetriever):
         method: BM25Method,
         stemmer: str | None,
         stopwords: str | list[str] | None,
+        tokenizer: Tokenizer = "word",
     ) -> None:
         self.model = model
         self.documents = documents
@@ -77,6 +87,7 @@ class BM25Retriever(IndexedRetriever):
         self.method: BM25Method = method
         self.stemmer = stemmer
         self.stopwords = stopwords
+        self.tokenizer: Tokenizer = tokenizer
         self._stem = _stemmer(stemmer)
 
     @classmethod
@@ -89,27 +100,27 @@ class BM25Retriever(IndexedRetriever):
         method: BM25Method = "lucene",
         stemmer: str | None = "english",
         stopwords: str | list[str] | None = "en",
+        tokenizer: Tokenizer = "word",
         show_progress: bool = False,
     ) -> Self:
         """Index ``documents``.
 
         ``k1`` saturates term frequency, ``b`` normalises length, ``method`` picks the BM25
         variant (Kamphuis et al. 2020), ``stemmer`` is a Snowball language or ``None``,
-        ``stopwords`` is ``"en"``, a list of words, or ``None``.
+        ``stopwords`` is ``"en"``, a list of words, or ``None``; ``tokenizer`` is ``word`` or
+        ``zh`` (Chinese word segmentation).
         """
         if not documents:
             raise ConfigError("documents", "cannot index an empty corpus")
         bm25s = _bm25s()
-        stem = _stemmer(stemmer)
-        tokens = bm25s.tokenize(
-            [index_text(d) for d in documents],
-            stopwords=stopwords or [],
-            stemmer=stem,
-            show_progress=show_progress,
-        )
+        stemmer, stopwords = switched_off(stemmer), switched_off(stopwords)
+        texts = [index_text(d) for d in documents]
+        tokens = bm25_tokenize(texts, tokenizer, stopwords=stopwords, stem=_stemmer(stemmer))
         model = bm25s.BM25(k1=k1, b=b, method=method)
         model.index(tokens, show_progress=show_progress)
-        return cls(model, documents, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords)
+        return cls(
+            model, documents, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords, tokenizer=tokenizer
+        )
 
     @classmethod
     def build_on_disk(
@@ -122,6 +133,7 @@ class BM25Retriever(IndexedRetriever):
         method: BM25Method = "lucene",
         stemmer: str | None = "english",
         stopwords: str | list[str] | None = "en",
+        tokenizer: Tokenizer = "word",
         memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> Self:
         """Index ``documents`` in one stream into ``folder`` with about ``memory_mb`` MiB, then open it memory-mapped.
@@ -136,6 +148,7 @@ class BM25Retriever(IndexedRetriever):
         if method not in ("robertson", "lucene", "atire", "bm25l", "bm25+"):
             raise ConfigError("method", f"unknown BM25 variant {method!r}")
         _bm25s()
+        stemmer, stopwords = switched_off(stemmer), switched_off(stopwords)
         build_bm25_arrays(
             (index_text(d) for d in documents),
             folder,
@@ -144,19 +157,22 @@ class BM25Retriever(IndexedRetriever):
             method=method,
             stopwords=stopwords,
             stem=_stemmer(stemmer),
+            tokenizer=tokenizer,
             memory_mb=memory_mb,
         )
         params = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
-        return cls.load(folder, documents, params)
+        return cls.load(folder, documents, params | ({"tokenizer": tokenizer} if tokenizer != "word" else {}))
 
     def params(self) -> dict[str, Any]:
-        """Build parameters."""
-        return {"k1": self.k1, "b": self.b, "method": self.method, "stemmer": self.stemmer, "stopwords": self.stopwords}
+        """Build parameters (``tokenizer`` only when not the default, so earlier indexes keep their identity)."""
+        params: dict[str, Any] = {"k1": self.k1, "b": self.b, "method": self.method, "stemmer": self.stemmer}
+        params["stopwords"] = self.stopwords
+        return params | ({"tokenizer": self.tokenizer} if self.tokenizer != "word" else {})
 
     def tokenize(self, queries: list[str]) -> list[list[str]]:
-        """Queries as the index's tokens (same lower-casing, stopwords and stemming as the documents)."""
-        tokens: list[list[str]] = _bm25s().tokenize(
-            queries, stopwords=self.stopwords or [], stemmer=self._stem, return_ids=False, show_progress=False
+        """Queries as the index's tokens (same tokenizer, lower-casing, stopwords and stemming as the documents)."""
+        tokens: list[list[str]] = bm25_tokenize(
+            queries, self.tokenizer, stopwords=self.stopwords, stem=self._stem, return_ids=False
         )
         return tokens
 

@@ -21,10 +21,12 @@ import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from ..._util.errors import ConfigError, MissingDependencyError
 
 DEFAULT_MEMORY_MB = 2048
 """Default budget of a streaming BM25 build, in MiB."""
@@ -143,6 +145,54 @@ class _Segments:
         return self.folder / f"seg-{index:05d}-{name}.npy"
 
 
+Tokenizer = Literal["word", "zh"]
+"""How BM25 cuts text into tokens: ``word`` (``\\w\\w+`` runs) or ``zh`` (Chinese word segmentation)."""
+
+_TOKEN_PATTERNS = {"word": r"(?u)\b\w\w+\b", "zh": r"(?u)\b\w+\b"}
+
+
+def _segmenter() -> Callable[[str], Iterable[str]]:
+    try:
+        import rjieba
+    except ImportError:
+        raise MissingDependencyError("Chinese BM25 tokens (tokenizer=zh)", "rjieba", "rag") from None
+    cut: Callable[[str], Iterable[str]] = rjieba.cut
+    return cut
+
+
+def bm25_tokenize(
+    texts: list[str],
+    tokenizer: Tokenizer,
+    *,
+    stopwords: str | list[str] | None,
+    stem: Callable[[list[str]], list[str]] | None,
+    return_ids: bool = True,
+) -> Any:
+    """``texts`` as bm25s tokens: lower-cased, without ``stopwords``, stemmed by ``stem``.
+
+    ``word`` keeps runs of two or more word characters (bm25s' default). ``zh`` first cuts the
+    text into words with jieba's dictionary and HMM (``rjieba``, the Rust port: the same words
+    as ``jieba``, about 25 times faster, see ``benchmarks/chinese_segmenters.py``) and keeps every
+    word, one character long included, so ``二甲双胍`` inside a longer run of characters is
+    found as its words; Latin-script words in the same text are kept as words.
+    """
+    import bm25s
+
+    if tokenizer not in _TOKEN_PATTERNS:
+        raise ConfigError("tokenizer", f"must be 'word' or 'zh', not {tokenizer!r}")
+    if tokenizer == "zh":
+        cut = _segmenter()
+        texts = [" ".join(cut(text)) for text in texts]
+    return bm25s.tokenize(
+        texts,
+        token_pattern=_TOKEN_PATTERNS[tokenizer],
+        stopwords=stopwords or [],
+        stemmer=stem,
+        return_ids=return_ids,
+        show_progress=False,
+    )
+
+
 def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
     iterator = iter(texts)
     while batch := list(itertools.islice(iterator, size)):
@@ -158,6 +208,7 @@ def build_bm25_arrays(
     method: str,
     stopwords: str | list[str] | None,
     stem: Callable[[list[str]], list[str]] | None,
+    tokenizer: Tokenizer = "word",
     memory_mb: int = DEFAULT_MEMORY_MB,
     batch_size: int = 5000,
 ) -> StreamStats:
@@ -181,7 +232,7 @@ def build_bm25_arrays(
     total_length = 0
     with open(work / "lengths.bin", "wb") as lengths_file:
         for batch in _batches(texts, batch_size):
-            tokens = bm25s.tokenize(batch, stopwords=stopwords or [], stemmer=stem, show_progress=False)
+            tokens = bm25_tokenize(batch, tokenizer, stopwords=stopwords, stem=stem)
             names = [""] * len(tokens.vocab)
             for token, local in tokens.vocab.items():
                 names[local] = token

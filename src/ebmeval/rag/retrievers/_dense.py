@@ -86,22 +86,42 @@ def model_fingerprint(folder: Path) -> str:
     return sha.hexdigest()
 
 
+Pooling = Literal["model", "cls", "mean"]
+"""How token vectors become one text vector: the folder's own sentence-transformers pooling
+(``model``), the first token's vector (``cls``, as MedCPT) or the mean over tokens (``mean``)."""
+
+
 class Encoder:
     """A sentence-transformers model loaded from a local folder, producing unit-length float32 vectors.
 
     ``model=None`` loads the bundled all-MiniLM-L6-v2. Nothing is ever fetched from a hub.
+    ``pooling="cls"`` or ``"mean"`` reads the folder as a plain transformers encoder (a BERT
+    checkpoint such as MedCPT's query or article encoder) pooled that way.
     """
 
-    def __init__(self, model: str | Path | None = None, *, device: str = "cpu", batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        pooling: Pooling = "model",
+    ) -> None:
         path = bundled_encoder_path() if model is None else Path(model)
         if not (path / "config.json").exists() and not (path / "modules.json").exists():
             raise ConfigError("model", f"{path} is not a sentence-transformers model folder (no config.json)")
+        if pooling not in ("model", "cls", "mean"):
+            raise ConfigError("pooling", f"must be model, cls or mean, not {pooling!r}")
         st = _import("sentence_transformers", "sentence-transformers", "Dense retrieval")
         self.path = path.resolve()
         self.name = BUNDLED_ENCODER_ID if model is None or self.path == _bundled_or_none() else path.name
         self.batch_size = batch_size
+        self.pooling: Pooling = pooling
         with no_hf_progress_bars():
-            self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+            if pooling == "model":
+                self.model = st.SentenceTransformer(str(path), device=device, local_files_only=True)
+            else:
+                self.model = st.SentenceTransformer(modules=_pooled(path, pooling), device=device)
         self._fingerprint: str | None = None
 
     @property
@@ -139,6 +159,17 @@ class Encoder:
         return np.ascontiguousarray(np.concatenate(parts))
 
 
+def _pooled(path: Path, pooling: Pooling) -> list[Any]:
+    """A plain transformers encoder at ``path`` followed by ``pooling`` (sentence-transformers 5 and 6)."""
+    try:  # sentence-transformers 6 moved the modules; the old path still works there, with a warning
+        modules = importlib.import_module("sentence_transformers.sentence_transformer.modules")
+    except ImportError:
+        modules = importlib.import_module("sentence_transformers.models")
+    words = modules.Transformer(str(path))  # a folder: read from disk, never from a hub
+    dim = getattr(words, "get_embedding_dimension", None) or words.get_word_embedding_dimension
+    return [words, modules.Pooling(int(dim()), pooling_mode=pooling)]
+
+
 IndexType = Literal["flat", "hnsw", "ivfpq"]
 
 _GRAPH_FILES = {"hnsw": "hnsw.faiss.npy", "ivfpq": "ivfpq.faiss.npy"}
@@ -162,6 +193,12 @@ class DenseRetriever(IndexedRetriever):
     exact top ``k`` of them, re-scored against the float32 matrix ``embeddings.npy``
     (memory-mapped; only the candidates' rows are read); ``rerank=0`` returns the PQ scores
     and stores no matrix.
+
+    Dual encoders (MedCPT's layout): ``model`` embeds the documents and ``query_model`` the
+    queries, both pooled by ``pooling`` (``cls`` for MedCPT); ``query_prefix`` and
+    ``document_prefix`` are prepended for encoders trained with them (BGE:
+    ``query_prefix="Represent this sentence for searching relevant passages: "``; E5:
+    ``"query: "`` and ``"passage: "``).
     """
 
     def __init__(
@@ -185,8 +222,18 @@ class DenseRetriever(IndexedRetriever):
         train_size: int = 100_000,
         graph: Any = None,
         report: dict[str, Any] | None = None,
+        query_encoder: Encoder | None = None,
+        query_model: str | None = None,
     ) -> None:
         self.encoder = encoder
+        self.query_encoder = query_encoder or encoder
+        self.query_model = query_model
+        if self.query_encoder.dim != encoder.dim:
+            raise ConfigError(
+                "query_model",
+                f"the query encoder gives {self.query_encoder.dim}-dimensional vectors but the document "
+                f"encoder {encoder.dim}: they must embed into one space",
+            )
         self.documents = documents
         self.embeddings = embeddings
         self.model = model
@@ -259,6 +306,8 @@ class DenseRetriever(IndexedRetriever):
         train_size: int = 100_000,
         query_prefix: str = "",
         document_prefix: str = "",
+        query_model: str | None = None,
+        pooling: Pooling = "model",
         batch_size: int = 64,
         device: str = "cpu",
         progress: ProgressFn | None = None,
@@ -272,7 +321,9 @@ class DenseRetriever(IndexedRetriever):
         _check_index(index, rerank)
         if not documents:
             raise ConfigError("documents", "cannot index an empty corpus")
-        encoder = Encoder(model, device=device, batch_size=batch_size)
+        if index == "ivfpq":
+            _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
+        encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
         texts = [document_prefix + index_text(d) for d in documents]
         embeddings = encoder.encode(texts, progress=progress)
         return cls(
@@ -292,6 +343,7 @@ class DenseRetriever(IndexedRetriever):
             train_size=train_size,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
+            **_query_side(query_model, pooling, device, batch_size),
         )
 
     @classmethod
@@ -313,6 +365,8 @@ class DenseRetriever(IndexedRetriever):
         train_size: int = 100_000,
         query_prefix: str = "",
         document_prefix: str = "",
+        query_model: str | None = None,
+        pooling: Pooling = "model",
         batch_size: int = 64,
         device: str = "cpu",
         progress: ProgressFn | None = None,
@@ -336,9 +390,13 @@ class DenseRetriever(IndexedRetriever):
         _check_index(index, rerank)
         if not documents:
             raise ConfigError("documents", "cannot index an empty corpus")
-        encoder = Encoder(model, device=device, batch_size=batch_size)
+        if index == "ivfpq":
+            _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
+        encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
         corpus = getattr(documents, "fingerprint", None) or corpus_fingerprint(documents)
         identity = {"encoder": encoder.info.fingerprint, "document_prefix": document_prefix, "corpus": corpus.hash}
+        if pooling != "model":  # shards of another pooling are other vectors
+            identity["pooling"] = pooling
         texts = (document_prefix + index_text(d) for d in documents)
         if encode is None:
             shards = encode_shards(
@@ -370,6 +428,7 @@ class DenseRetriever(IndexedRetriever):
             train_size=train_size,
             query_prefix=query_prefix,
             document_prefix=document_prefix,
+            **_query_side(query_model, pooling, device, batch_size),
         )
         if index == "ivfpq":
             assert built.nlist is not None and built.pq_m is not None
@@ -429,11 +488,23 @@ class DenseRetriever(IndexedRetriever):
             "query_prefix": self.query_prefix,
             "document_prefix": self.document_prefix,
             "encoder": self.encoder.info.model_dump(),
+            **self._dual_params(),
         }
 
+    def _dual_params(self) -> dict[str, Any]:
+        """Pooling and query encoder, only when set (so earlier single-encoder indexes keep their identity)."""
+        extra: dict[str, Any] = {}
+        if self.encoder.pooling != "model":
+            extra["pooling"] = self.encoder.pooling
+        if self.query_encoder is not self.encoder:
+            extra.update(query_model=self.query_model, query_encoder=self.query_encoder.info.model_dump())
+        return extra
+
     def encoders(self) -> list[EncoderInfo]:
-        """The one encoder of this index."""
-        return [self.encoder.info]
+        """The document encoder, then the query encoder when it is another."""
+        if self.query_encoder is self.encoder:
+            return [self.encoder.info]
+        return [self.encoder.info, self.query_encoder.info]
 
     def search(self, vectors: npt.NDArray[np.float32], k: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
         """(scores, corpus positions) of the ``k`` nearest documents to each query vector; position −1 pads."""
@@ -454,7 +525,7 @@ class DenseRetriever(IndexedRetriever):
         results: list[list[RetrievedDocument]] = []
         for start in range(0, len(queries), _QUERY_BLOCK):
             block = queries[start : start + _QUERY_BLOCK]
-            vectors = self.encoder.encode([self.query_prefix + q for q in block])
+            vectors = self.query_encoder.encode([self.query_prefix + q for q in block])
             scores, indices = self.search(vectors, k)
             found = indices >= 0
             results += [
@@ -485,24 +556,12 @@ class DenseRetriever(IndexedRetriever):
         installed package when the index was built with it). Loading is refused when that
         model's fingerprint differs from the one recorded at build time.
         """
-        recorded = EncoderInfo.model_validate(params["encoder"])
-        if encoder is None:
-            path = Path(recorded.path) if params["model"] is not None else bundled_encoder_path()
-            if not path.exists():
-                raise IndexMismatchError(
-                    folder,
-                    f"the index was built with encoder '{recorded.id}' from {recorded.path}, which no longer "
-                    "exists; pass encoder= with the same model",
-                )
-            encoder = Encoder(path)
-        if encoder.info.fingerprint != recorded.fingerprint:
-            raise IndexMismatchError(
-                folder,
-                f"the index was built with encoder '{recorded.id}' (fingerprint {recorded.fingerprint[:12]}) but "
-                f"the encoder given is '{encoder.info.id}' at {encoder.path} (fingerprint "
-                f"{encoder.info.fingerprint[:12]}); queries would be embedded in another space. "
-                "Rebuild the index with this encoder or load it with the original one",
-            )
+        pooling: Pooling = params.get("pooling", "model")
+        bundled = params["model"] is None
+        encoder = _recorded_encoder(folder, params["encoder"], encoder, pooling, bundled=bundled)
+        query_encoder = None
+        if "query_encoder" in params:
+            query_encoder = _recorded_encoder(folder, params["query_encoder"], None, pooling, bundled=False)
         kind = params["index"]
         rerank = int(params.get("rerank", 0))  # indexes written before re-ranking existed have no matrix
         embeddings = np.load(folder / "embeddings.npy", mmap_mode="r") if kind != "ivfpq" or rerank > 0 else None
@@ -519,6 +578,59 @@ class DenseRetriever(IndexedRetriever):
             query_prefix=params["query_prefix"],
             document_prefix=params["document_prefix"],
             graph=graph,
+            query_encoder=query_encoder,
+            query_model=params.get("query_model"),
+        )
+
+
+def _query_side(query_model: str | None, pooling: Pooling, device: str, batch_size: int) -> dict[str, Any]:
+    """The ``query_encoder`` and ``query_model`` arguments of a dual-encoder index (none for one encoder)."""
+    if query_model is None:
+        return {}
+    encoder = Encoder(query_model, device=device, batch_size=batch_size, pooling=pooling)
+    return {"query_encoder": encoder, "query_model": query_model}
+
+
+def _recorded_encoder(
+    folder: Path, recorded_info: dict[str, Any], given: Encoder | None, pooling: Pooling, *, bundled: bool
+) -> Encoder:
+    """The encoder an index was built with, refused when its fingerprint differs from the recorded one."""
+    recorded = EncoderInfo.model_validate(recorded_info)
+    encoder = given
+    if encoder is None:
+        path = bundled_encoder_path() if bundled else Path(recorded.path)
+        if not path.exists():
+            raise IndexMismatchError(
+                folder,
+                f"the index was built with encoder '{recorded.id}' from {recorded.path}, which no longer "
+                "exists; pass encoder= with the same model",
+            )
+        encoder = Encoder(path, pooling=pooling)
+    if encoder.info.fingerprint != recorded.fingerprint:
+        raise IndexMismatchError(
+            folder,
+            f"the index was built with encoder '{recorded.id}' (fingerprint {recorded.fingerprint[:12]}) but "
+            f"the encoder given is '{encoder.info.id}' at {encoder.path} (fingerprint "
+            f"{encoder.info.fingerprint[:12]}); queries would be embedded in another space. "
+            "Rebuild the index with this encoder or load it with the original one",
+        )
+    return encoder
+
+
+def _check_ivfpq_size(n: int, nlist: int | None, pq_bits: int, train_size: int) -> None:
+    """Refuse an IVF-PQ index over too few documents to train it (before anything is encoded).
+
+    k-means needs at least as many training vectors as centroids: ``2^pq_bits`` for each PQ
+    codebook and ``nlist`` for the lists; training uses ``min(train_size, n)`` vectors.
+    """
+    needed = max(2**pq_bits, nlist or 1)
+    if min(n, train_size) < needed:
+        what = f"{n:,} documents" if n <= train_size else f"train_size={train_size:,}"
+        raise ConfigError(
+            "index",
+            f"ivfpq needs at least {needed:,} training vectors (2^pq_bits = {2**pq_bits:,} per codebook"
+            f"{f', nlist = {nlist:,}' if nlist else ''}) but has {what}; use index=flat or hnsw for a corpus "
+            "this small, or fewer pq_bits",
         )
 
 
