@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .._util.defaults import DEFAULT_STORE
+from .._util.defaults import DEFAULT_STORE, VIEW_URL
 from ._common import JsonOption, StoreOption, app, console
 
 
@@ -236,6 +236,9 @@ def report(
         typer.Option(help="Judge vs human: STUDY:SCORER:METRIC[:FIELD] of an imported annotation study."),
     ] = None,
     store: StoreOption = DEFAULT_STORE,
+    view_url: Annotated[
+        str, typer.Option(help="Where `ebmeval view` serves the store: metric values link there ('' for no links).")
+    ] = VIEW_URL,
 ) -> None:
     """Write a self-contained report (HTML with plots, Markdown, LaTeX, CSV) of stored runs."""
     from .._util.errors import ConfigError
@@ -249,7 +252,14 @@ def report(
             raise ConfigError("--human", f"expected STUDY:SCORER:METRIC[:FIELD], got {spec!r}")
         comparisons.append(HumanComparison(*parts))
     price_table = _read_prices(prices) if prices is not None else {}
-    data = collect(RunStore(store, read_only=True), run_ids, by=by, prices=price_table, human=comparisons)
+    data = collect(
+        RunStore(store, read_only=True),
+        run_ids,
+        by=by,
+        prices=price_table,
+        human=comparisons,
+        view_url=view_url or None,
+    )
     files = write_report(data, out, title=title)
     console.print(
         f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"

@@ -47,6 +47,8 @@ class Report:
     """Judge-versus-human comparisons, one per (study, judge metric, human field)."""
     panels: dict[str, PanelAgreement] = field(default_factory=dict)
     """Inter-judge agreement of each run scored by a judge panel."""
+    view_url: str | None = None
+    """Where ``ebmeval view`` serves the store: each metric value links to its samples there."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -107,12 +109,15 @@ class Report:
                     summary.mean_latency,
                     cost,
                 )
+                self._link(table, run.run_id, m.scorer, m.metric)
         table.notes.append(
             "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
             "truncated: answers whose model call stopped at its token limit; inputs cut: answers whose input "
             "(article, evidence) was cut to fit the context window; failing: samples whose last "
             "attempt failed (no answer stored, retried by a re-run)."
         )
+        if self.view_url is not None:
+            table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")
         for run in self.runs:
             table.notes.extend(f"{self.labels[run.run_id]}: {note}" for note in self.summaries[run.run_id].notes)
         return table
@@ -197,7 +202,15 @@ class Report:
             for m in self.summaries[run.run_id].metrics:
                 if m.group is not None:
                     table.add(self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, m.value, m.ci, m.n)
+                    self._link(table, run.run_id, m.scorer, m.metric, label=f"{self.by}={m.group}")
         return table
+
+    def _link(self, table: Table, run_id: str, scorer: str, metric: str, label: str | None = None) -> None:
+        """Link the last row's value to the viewer's page of the samples behind it."""
+        if self.view_url is not None:
+            from ..view import view_url
+
+            table.link("value", view_url(self.view_url, run_id, score_set=scorer, metric=metric, label=label))
 
     def recall_table(self) -> Table:
         """Recall of gold documents among the top k retrieved, per run."""
@@ -288,10 +301,12 @@ def collect(
     prices: Prices | None = None,
     human: Sequence[HumanComparison] = (),
     seed: int = 0,
+    view_url: str | None = None,
 ) -> Report:
     """Read the runs, their summaries, pairwise contrasts and retrieval curves from the store.
 
-    ``human`` names judge-versus-human comparisons of annotation studies imported into the store.
+    ``human`` names judge-versus-human comparisons of annotation studies imported into the store;
+    with ``view_url`` (where ``ebmeval view`` serves this store) every metric value links to its samples.
     """
     runs = [store.get_run(r) for r in run_ids]
     labels = _labels(runs)
@@ -304,7 +319,7 @@ def collect(
         for run in runs
         for panel in panel_score_sets(store, run.run_id)[:1]
     }
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels)
+    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, view_url)
 
 
 def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:
