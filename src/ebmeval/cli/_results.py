@@ -282,24 +282,43 @@ def _read_prices(path: Path) -> dict[str, tuple[float, float]]:
 
 @app.command()
 def compare(
-    run_a: Annotated[str, typer.Argument(help="First run id.")],
-    run_b: Annotated[str, typer.Argument(help="Second run id.")],
+    run_ids: Annotated[list[str], typer.Argument(help="Two or more run ids (or unique prefixes).")],
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
 ) -> None:
-    """Paired tests of two runs on the samples both answered (McNemar or paired t, Cohen's d)."""
+    """Paired tests of every pair of runs on the samples both answered (McNemar or paired t, Cohen's d; Holm)."""
     from dataclasses import asdict
 
+    from .._util.errors import UsageError
     from ..report import collect
     from ..store import RunStore
 
-    data = collect(RunStore(store, read_only=True), [run_a, run_b])
+    if len(run_ids) < 2:
+        raise UsageError("compare needs two or more runs")
+    runs = RunStore(store, read_only=True)
+    data = collect(runs, run_ids)
+    apart = _pairs_sharing_nothing(runs, [r.run_id for r in data.runs])
+    if len(apart) == len(data.runs) * (len(data.runs) - 1) // 2:
+        raise UsageError(f"the runs share no sample, so nothing can be compared: {'; '.join(apart)}")
+    for pair in apart:
+        console.print(f"[yellow]note:[/] {pair} share no sample: not compared", soft_wrap=True)
     if as_json:
         typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
         return
     from rich.console import Console
 
     Console().print(data.contrast_table().rich())
+
+
+def _pairs_sharing_nothing(store: Any, run_ids: list[str]) -> list[str]:
+    """``A and B`` for each pair of the runs without a sample both answered."""
+    samples = {r: {s for s, _epoch in store.done_generations(r)} for r in run_ids}
+    return [
+        f"{a} ({store.get_run(a).task}) and {b} ({store.get_run(b).task})"
+        for i, a in enumerate(run_ids)
+        for b in run_ids[i + 1 :]
+        if not samples[a] & samples[b]
+    ]
 
 
 def _distinguishing_options(records: list[Any]) -> dict[str, str]:
