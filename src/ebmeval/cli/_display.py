@@ -16,12 +16,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..runner import Progress as RunProgress
-from ..runner import RunSummary
 from ..tables import Column, Table
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
+
+    from ..runner import Progress as RunProgress
+    from ..runner import RunSummary
 
 console = Console(stderr=True)
 """Progress and messages go to stderr so stdout carries only results (``--json``)."""
