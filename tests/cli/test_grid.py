@@ -7,10 +7,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,42 +16,22 @@ import pytest
 from ebmeval._util.errors import ConfigError, UsageError
 from ebmeval.runner import grid_from_flags, load_config, load_grid
 from ebmeval.store import RunStore
+from tests.helpers.chat_server import chat_server, completion
 from tests.helpers.cli import ebmeval
 
 GRID = ["--task", "pubmedqa", "--task", "mirage/bioasq", "--limit", "3", "--concurrency", "1", "--store", "g.sqlite"]
 
 
-class SlowChat(BaseHTTPRequestHandler):
+def slow_answer(_body: dict[str, object], _headers: dict[str, str]) -> tuple[int, dict[str, object]]:
     """An OpenAI-compatible server answering "Answer: yes" after a pause."""
-
-    def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
-        self._send({"data": [{"id": "slow"}]})
-
-    def do_POST(self) -> None:  # noqa: N802
-        self.rfile.read(int(self.headers["Content-Length"]))
-        time.sleep(0.7)
-        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Answer: yes"}}
-        self._send({"choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
-
-    def _send(self, body: dict[str, object]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+    time.sleep(0.7)
+    return completion("Answer: yes")
 
 
 @pytest.fixture
 def slow_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowChat)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
+    with chat_server(slow_answer, models=("slow",)) as (url, _received):
+        yield url
 
 
 def slow_run_answered(store: Path) -> bool:

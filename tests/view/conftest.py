@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +12,7 @@ from ebmeval.rag import build_index
 from ebmeval.rag.corpus import write_store
 from ebmeval.runner import RunConfig, run
 from ebmeval.tasks import Document
+from tests.helpers.chat_server import chat_server, completion
 
 pytest.importorskip("fastapi", reason="the viewer needs the 'web' extra")
 
@@ -19,6 +21,13 @@ JUDGE_REPLY = (
     "Justification: The candidate keeps the direction of effect. It omits the certainty of evidence.\nOverall: 4"
 )
 """What the scripted judge answers: a rubric whose rationale the sample page must show."""
+
+
+def refuse_questions(body: dict[str, Any], _headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+    """Answers the pre-flight request, refuses every question as too long."""
+    if body["messages"][-1]["content"] == "Reply with OK.":
+        return completion("OK")
+    return 400, {"error": {"message": "This model's maximum context length is 8 tokens."}}
 
 
 @dataclass(frozen=True)
@@ -31,7 +40,7 @@ class Runs:
     judged: str
     """synthesis with negated abstracts, graded by a scripted judge."""
     failed: str
-    """pubmedqa against a server nobody listens on: every sample errored."""
+    """pubmedqa against a server that refuses every question: every sample errored."""
     unsure: str
     """pubmedqa answered with no answer at all: every sample unparsed."""
 
@@ -73,15 +82,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
             limit=2,
         )
     )
-    failed = run(
-        RunConfig(
-            task="pubmedqa",
-            model="openai-compatible:nobody@http://127.0.0.1:9/v1",
-            model_args={"max_retries": 0},
-            store=str(store),
-            cache=False,
-            limit=2,
+    with chat_server(refuse_questions) as (url, _received):
+        failed = run(
+            RunConfig(
+                task="pubmedqa",
+                model=f"openai-compatible:small@{url}",
+                model_args={"max_retries": 0},
+                store=str(store),
+                cache=False,
+                limit=2,
+            )
         )
-    )
     unsure = run(RunConfig(task="pubmedqa", model="scripted:I cannot tell from this abstract.", **common))
     return Runs(store, *(r.run.run_id for r in (retrieval, random, judged, failed, unsure)))

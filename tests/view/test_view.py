@@ -56,7 +56,7 @@ def test_filters_select_the_rows_they_name(runs: Runs) -> None:
     assert len(select(sample_rows(store, runs.unsure), SampleFilter(kinds=("unparsed",)))) == 6
     failed = sample_rows(store, runs.failed)
     assert len(select(failed, SampleFilter(kinds=("errored",)))) == 2
-    assert "Cannot reach the model server" in failed[0].errors[0]
+    assert "maximum context length is 8 tokens" in failed[0].errors[0]
     judged = sample_rows(store, runs.judged)
     assert select(judged, SampleFilter(kinds=("wrong",))) == []  # a 0–5 rubric is not right/wrong
     assert len(select(judged, SampleFilter(metric="rubric", low=4, high=4))) == 2
@@ -83,7 +83,7 @@ def test_sample_list_filters_over_http(client: TestClient, runs: Runs) -> None:
     assert client.get(f"/runs/{runs.random}", params={"kind": "bogus"}).status_code == 404
     assert client.get(f"/runs/{runs.random}", params={"low": "x", "metric": "accuracy"}).status_code == 404
     errored = client.get(f"/runs/{runs.failed}", params={"kind": "errored"}).text
-    assert len(ids(errored)) == 2 and "Cannot reach the model server" in errored
+    assert len(ids(errored)) == 2 and "HTTP 400: This model&#39;s maximum context" in errored
 
 
 def test_sample_page_shows_prompt_steps_judge_and_reading(client: TestClient, runs: Runs) -> None:

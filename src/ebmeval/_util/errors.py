@@ -84,6 +84,10 @@ class MissingDependencyError(UsageError):
         self.extra = extra
 
 
+class EndpointError(UsageError):
+    """A model endpoint failed the pre-flight request sent before any sample: nothing was run."""
+
+
 class ModelError(EbmevalError):
     """A model call failed and will not be retried further."""
 

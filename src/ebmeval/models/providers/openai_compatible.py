@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 import aiohttp
 import httpx
 
-from ..._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
+from ..._util.errors import ConfigError, EndpointError, ModelError, ModelUnavailableError, UsageError
 from .._api import ModelAPI, modelapi
-from .._types import ChatMessage, GenerateConfig, ModelOutput, TokenLogprob, TopLogprob, Usage
+from .._types import ChatMessage, GenerateConfig, ModelOutput, TokenLogprob, TopLogprob, Usage, user
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses that mean "try again later"."""
@@ -291,6 +291,20 @@ class OpenAICompatibleModel(ModelAPI):
                 max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature, reasoning=self.reasoning
             )
         return described
+
+    async def preflight(self) -> None:
+        """One chat request of one token before any sample, so a run never starts against a server it cannot use.
+
+        An unreachable server, a model it does not serve and a refused API key (HTTP 401/403) raise
+        :class:`EndpointError`; any other failure is left for the samples to meet and record.
+        """
+        try:
+            await self.generate([user("Reply with OK.")], GenerateConfig(max_tokens=1, temperature=0.0))
+        except ModelUnavailableError as exc:
+            raise EndpointError(f"pre-flight request failed: {exc}") from None
+        except ModelError as exc:
+            if re.search(r": HTTP 40[13]: ", str(exc)):
+                raise EndpointError(f"pre-flight request failed: {exc}") from None
 
     async def prepare(self) -> None:
         """Read the context window from ``/models`` (unless given) and find a tokenizer endpoint.
