@@ -74,7 +74,7 @@ async def test_a_thinking_model_is_counted_as_truncated_then_read_with_room_to_t
         report = [EBMEVAL, "report", cut["run_id"], "--store", str(store), "--out", str(tmp_path / "report")]
         code, _payload, err = await ebmeval_run(report, tmp_path)
         assert code == 0, err
-        with (tmp_path / "report" / "metrics-mean-with-95-bootstrap-ci.csv").open() as handle:
+        with (tmp_path / "report" / "metrics-mean-with-95-ci.csv").open() as handle:
             (row,) = [r for r in csv.DictReader(handle) if r["metric"] == "accuracy"]
         assert (row["unparsed"], row["truncated"]) == ("4", "4")
         code, read, err = await ebmeval_run([*args, "--model-arg", "reasoning=true"], tmp_path)

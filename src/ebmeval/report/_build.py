@@ -69,13 +69,14 @@ class Report:
     def metrics_table(self) -> Table:
         """Each metric of each run with its CI, n, unparsed and truncated counts, tokens, latency and cost."""
         table = Table(
-            "Metrics (mean with 95% bootstrap CI)",
+            "Metrics (mean with 95% CI)",
             [
                 "run",
                 "scorer",
                 "metric",
                 Column("value", "number"),
                 Column("95% CI", "interval"),
+                "CI method",
                 Column("n", "number"),
                 Column("missing", "number"),
                 Column("unparsed", "number"),
@@ -99,6 +100,7 @@ class Report:
                     m.metric,
                     m.value,
                     m.ci,
+                    m.ci_method,
                     m.n,
                     m.missing,
                     summary.unparsed,
@@ -111,10 +113,13 @@ class Report:
                 )
                 self._link(table, run.run_id, m.scorer, m.metric)
         table.notes.append(
-            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
-            "truncated: answers whose model call stopped at its token limit; inputs cut: answers whose input "
-            "(article, evidence) was cut to fit the context window; failing: samples whose last "
-            "attempt failed (no answer stored, retried by a re-run)."
+            "95% CI: Wilson score interval for proportions (metrics whose every value is 0 or 1), percentile "
+            "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
+            "of the mean. unparsed: answers from which no answer could be read; a scorer with unparsed=zero "
+            "(the default of multiple-choice tasks) scores them 0, so they are in n and in the mean as wrong, "
+            "while unparsed=skip leaves them out (counted under missing). truncated: answers whose model call "
+            "stopped at its token limit; inputs cut: answers whose input (article, evidence) was cut to fit the "
+            "context window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
         )
         if self.view_url is not None:
             table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")
