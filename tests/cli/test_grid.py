@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -132,3 +133,13 @@ def test_compare_takes_n_runs_and_refuses_runs_sharing_no_sample(tmp_path: Path)
     assert apart.returncode == 2
     assert "the runs share no sample, so nothing can be compared" in apart.stderr
     assert "Traceback" not in apart.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("list", "models"), ("list", "scorers"), ("list", "tasks"), ("describe", "synthesis"), ("describe", "pubmedqa")],
+)
+def test_list_and_describe_print_plain_text(tmp_path: Path, args: tuple[str, ...]) -> None:
+    result = ebmeval(*args, "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert not re.search(r"``|:(class|func|mod|meth|attr|data):`", result.stdout), result.stdout

@@ -31,19 +31,21 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List the tasks, model providers, scorers, workflows or prompt templates, or the runs in a store."""
+    from .._util.options import docstring_summary
+
     rows: list[dict[str, Any]]
     if kind is ListKind.tasks:
         from ..tasks import task_registry
 
-        rows = [{"task": name, "about": _about(task_registry.get(name))} for name in task_registry]
+        rows = [{"task": name, "about": docstring_summary(task_registry.get(name))} for name in task_registry]
     elif kind is ListKind.models:
         from ..models import model_providers
 
-        rows = [{"provider": name, "about": _about(model_providers.get(name))} for name in model_providers]
+        rows = [{"provider": name, "about": docstring_summary(model_providers.get(name))} for name in model_providers]
     elif kind is ListKind.scorers:
         from ..tasks import scorer_registry
 
-        rows = [{"scorer": name, "about": _about(scorer_registry.get(name))} for name in scorer_registry]
+        rows = [{"scorer": name, "about": docstring_summary(scorer_registry.get(name))} for name in scorer_registry]
     elif kind is ListKind.workflows:
         rows = _workflows()
     elif kind is ListKind.templates:
@@ -132,12 +134,6 @@ def show(
     Console().print(summary_table(summary, by=by))
     if extraction is not None:
         typer.echo(extraction.to_markdown())
-
-
-def _about(obj: object) -> str:
-    """The first line of ``obj``'s docstring."""
-    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
-    return lines[0] if lines else ""
 
 
 def _workflows() -> list[dict[str, Any]]:

@@ -289,7 +289,7 @@ def describe(
     as_json: JsonOption = False,
 ) -> None:
     """Print a task's options: type, default and allowed values, read from its factory's signature."""
-    from .._util.options import option_docs, signature_options, type_name
+    from .._util.options import docstring_summary, option_docs, signature_options, type_name
     from ..tasks import task_registry
 
     factory = task_registry.get(task)
@@ -310,8 +310,7 @@ def describe(
 
     from ..tables import Table
 
-    about = (factory.__doc__ or "").strip().splitlines()
-    table = Table(f"{task}: {about[0] if about else ''}", ["option", "type", "default", "about"])
+    table = Table(f"{task}: {docstring_summary(factory)}", ["option", "type", "default", "about"])
     for row in rows:
         table.add(row["option"], row["type"], repr(row["default"]), row["about"])
     Console().print(table.rich())
