@@ -8,7 +8,7 @@ The rule (also in docs/design.md, "Documented commands"), applied to each comman
   ``baseline/random`` and ``baseline/first-option``); a ``run`` without ``--model`` gets it too;
 * ``--limit N`` becomes ``--limit 2``, and a ``run`` without a limit gets ``--limit 2``;
 * run-id placeholders (``RUN_ID``, ``RUN``, ``RUN_A``, ``RUN1``, ``CLOSED_BOOK_RUN`` …) become the
-  ids of two runs made first; files a command reads (``my_questions.csv``, ``experiment.yaml``)
+  ids of two runs made first; files a command reads (``my_questions.csv``, ``free_text.csv``, ``experiment.yaml``)
   are written first, small;
 * a command listed in ``ILLUSTRATIVE`` is not run, for the reason given there (a syntax summary
   with ``|`` or ``[…]``, a server that runs until stopped, a compile of minutes, data that is not
@@ -118,6 +118,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
         assert made.returncode == 0, made.stderr
     (root / "my_questions.csv").write_text(CSV)
     (root / "questions.csv").write_text(CSV)
+    (root / "free_text.csv").write_text("id,question,reference\nf1,Why?,Because.\n")
     (root / "experiment.yaml").write_text(f"task: pubmedqa\nmodel: '{MODEL}'\n")
     runs = [r.run_id for r in RunStore(root / "runs" / "ebmeval.sqlite", read_only=True).list_runs()]
     return root, runs

@@ -115,3 +115,35 @@ def test_a_mapped_field_missing_from_the_file_is_named(tmp_path: Path) -> None:
         load_mcq_file(tmp_path / "q.csv", fields={"question": "prompt"})
     with pytest.raises(Exception, match="unknown item field 'questoin'"):
         load_mcq_file(tmp_path / "q.csv", fields={"questoin": "question"})
+
+
+FREE_TEXT = (
+    "qid,prompt,answer\n"
+    'f1,"How does metformin lower blood glucose?","It reduces hepatic glucose production."\n'
+    'f2,"What is the first-line treatment of anaphylaxis?","Intramuscular adrenaline."\n'
+)
+
+
+def test_free_text_csv_scored_by_a_judge_from_the_cli(tmp_path: Path) -> None:
+    (tmp_path / "free.csv").write_text(FREE_TEXT)
+    result = ebmeval(
+        "run", "--task", "text-file", "--task-arg", "path=free.csv", "--task-arg", "judge=true",
+        "--task-arg", "fields={id: qid, question: prompt, reference: answer}",
+        "--model", "scripted:It lowers hepatic glucose output.",
+        "--role", "judge=scripted:Rationale: Same mechanism, stated more briefly.\nScore: 4",
+        "--store", "s.sqlite", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    metrics = {m["metric"]: m for m in json.loads(result.stdout)["metrics"] if m["group"] is None}
+    assert metrics["reference"]["value"] == 4.0 and metrics["reference"]["n"] == 2
+    assert 0 < metrics["rougeL"]["value"] < 1
+    store = RunStore(tmp_path / "s.sqlite", read_only=True)
+    (run,) = store.list_runs()
+    judged = [s for _id, _e, label, s in store.scores(run.run_id) if label.startswith("judge/reference-0-5")]
+    assert judged and judged[0].explanation == "Same mechanism, stated more briefly."
+
+
+def test_free_text_file_errors_name_the_row_and_field(tmp_path: Path) -> None:
+    (tmp_path / "free.json").write_text(json.dumps([{"id": "a", "question": "Why?"}]))
+    result = ebmeval("run", "--task", "text-file", "--task-arg", "path=free.json", cwd=tmp_path)
+    assert result.returncode == 2 and "free.json: row 1: field 'reference': missing field" in result.stderr
