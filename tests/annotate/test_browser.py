@@ -9,33 +9,19 @@ import httpx
 import pytest
 
 from ebmeval.annotate import create_study
+from tests.helpers.browser import chromium
 
 from .conftest import CANDIDATE_RE, SYSTEMS, csrf_of, write_calibration, write_items
 
 pytestmark = pytest.mark.browser
 expect = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed").expect
 
-CHROMIUM = Path("/usr/bin/chromium")
 ADA = {"0": "3", "1": "2", "2": "1"}  # score by candidate text index, whatever slot it is shown in
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 
 @pytest.fixture
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-    if not CHROMIUM.exists():
-        pytest.skip("Debian Chromium is not installed (apt-get install -y chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
+    yield from chromium()
 
 
 def second_annotator(base: str, token: str) -> None:

@@ -69,11 +69,12 @@ async def test_a_thinking_model_is_counted_as_truncated_then_read_with_room_to_t
         code, cut, err = await ebmeval_run(args, tmp_path)
         assert code == 0, err
         assert cut is not None and cut["truncated"] == 4 and cut["unparsed"] == 4 and cut["truncated_unparsed"] == 4
-        assert server.bodies[0]["max_tokens"] == 32  # the direct strategy's budget for a model that does not think
+        assert server.bodies[0]["max_tokens"] == 1  # the pre-flight request
+        assert server.bodies[1]["max_tokens"] == 32  # the direct strategy's budget for a model that does not think
         report = [EBMEVAL, "report", cut["run_id"], "--store", str(store), "--out", str(tmp_path / "report")]
         code, _payload, err = await ebmeval_run(report, tmp_path)
         assert code == 0, err
-        with (tmp_path / "report" / "metrics-mean-with-95-bootstrap-ci.csv").open() as handle:
+        with (tmp_path / "report" / "metrics-mean-with-95-ci.csv").open() as handle:
             (row,) = [r for r in csv.DictReader(handle) if r["metric"] == "accuracy"]
         assert (row["unparsed"], row["truncated"]) == ("4", "4")
         code, read, err = await ebmeval_run([*args, "--model-arg", "reasoning=true"], tmp_path)

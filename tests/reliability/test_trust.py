@@ -63,7 +63,8 @@ async def test_a_longer_timeout_resumes_the_same_run_and_sends_only_the_failed_s
         code, payload, err = await ebmeval_run(second, tmp_path)
     assert code == 0 and payload is not None, err
     assert payload["run_id"] == run_id  # the timeout is transport, not identity
-    assert slow.stats.requests - sent_before == 8 and payload["generations"] == 8
+    # the 8 failed samples, and the pre-flight request of the second invocation
+    assert slow.stats.requests - sent_before == 8 + 1 and payload["generations"] == 8
 
 
 async def test_no_shuffle_is_a_different_run(tmp_path: Path) -> None:

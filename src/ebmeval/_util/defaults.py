@@ -2,3 +2,8 @@
 
 DEFAULT_STORE = "runs/ebmeval.sqlite"
 """Where runs are stored unless a store path is given."""
+
+VIEW_PORT = 8766
+"""The port ``ebmeval view`` serves on; reports link to it."""
+VIEW_URL = f"http://127.0.0.1:{VIEW_PORT}"
+"""Where ``ebmeval view`` serves by default."""

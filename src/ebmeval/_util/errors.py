@@ -48,13 +48,15 @@ class DataError(UsageError):
         line: int | None = None,
         field: str | None = None,
         value: object = None,
+        row: int | None = None,
     ) -> None:
-        where = f"{path}:{line}" if line is not None else str(path)
+        where = f"{path}:{line}" if line is not None else f"{path}: row {row}" if row is not None else str(path)
         what = f" field '{field}':" if field else ""
         shown = f" (value: {_short(value)})" if value is not None else ""
         super().__init__(f"{where}:{what} {message}{shown}")
         self.path = str(path)
         self.line = line
+        self.row = row
         self.field = field
 
 
@@ -80,6 +82,10 @@ class MissingDependencyError(UsageError):
         )
         self.package = package
         self.extra = extra
+
+
+class EndpointError(UsageError):
+    """A model endpoint failed the pre-flight request sent before any sample: nothing was run."""
 
 
 class ModelError(EbmevalError):

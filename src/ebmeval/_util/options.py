@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -148,8 +149,24 @@ def check_options(
     return checked
 
 
+_ROLE = re.compile(r":(?:class|func|mod|meth|attr|data|exc|obj):`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def plain(text: str) -> str:
+    r"""Docstring text as plain text: ``\`\`x\`\``` → x, ``:func:`~a.b.f``` → f, ``:class:`a.B``` → a.B."""
+    text = _ROLE.sub(lambda m: m[2].rsplit(".", 1)[-1] if m[1] else m[2], text)
+    return _LITERAL.sub(lambda m: m[1], text)
+
+
+def docstring_summary(obj: object) -> str:
+    """The first line of ``obj``'s docstring, as plain text."""
+    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+    return plain(lines[0]) if lines else ""
+
+
 def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
-    """Each option's description from the ``Args:`` section of the factory's (Google-style) docstring."""
+    """Each option's description from the ``Args:`` section of the factory's (Google-style) docstring, as plain text."""
     docs: dict[str, str] = {}
     current: str | None = None
     inside = False
@@ -168,4 +185,4 @@ def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
             docs[name] = text.strip()
         elif current is not None:
             docs[current] = f"{docs[current]} {stripped}"
-    return docs
+    return {name: plain(text) for name, text in docs.items()}

@@ -12,6 +12,7 @@ from . import (
     pubmedqa,
     relation_mcq,
     synthesis,
+    text_file,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "pubmedqa",
     "relation_mcq",
     "synthesis",
+    "text_file",
 ]

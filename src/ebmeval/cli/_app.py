@@ -8,7 +8,18 @@ from ._common import app, resume_command
 from ._factuality import factuality_app
 from ._synthesis import synthesis_app
 
-COMMAND_MODULES = ("_run", "_results", "_reproduce", "_serve", "_annotate", "_rag", "_judging", "_engine", "_store")
+COMMAND_MODULES = (
+    "_run",
+    "_results",
+    "_view",
+    "_reproduce",
+    "_serve",
+    "_annotate",
+    "_rag",
+    "_judging",
+    "_engine",
+    "_store",
+)
 """Modules whose commands are registered on import, in the order ``ebmeval --help`` lists them."""
 
 for _module in COMMAND_MODULES:

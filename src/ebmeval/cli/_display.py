@@ -16,12 +16,13 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..runner import Progress as RunProgress
-from ..runner import RunSummary
 from ..tables import Column, Table
 
 if TYPE_CHECKING:
     from rich.table import Table as RichTable
+
+    from ..runner import Progress as RunProgress
+    from ..runner import RunSummary
 
 console = Console(stderr=True)
 """Progress and messages go to stderr so stdout carries only results (``--json``)."""
@@ -107,4 +108,31 @@ def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
         f"{summary.mean_latency:.2f} s/sample · status {run.status}"
     )
     table.notes += [f"note: {note}" for note in summary.notes]
+    return table
+
+
+def grid_table(summaries: list[RunSummary]) -> Table:
+    """The overall metrics of several runs (a grid) in one table, one row per run and metric."""
+    table = Table(
+        f"{len(summaries)} runs",
+        [
+            "run",
+            "task",
+            "model",
+            "metric",
+            Column("value", "number"),
+            Column("95% CI", "interval", pair="{}–{}"),
+            Column("n", "number"),
+            Column("missing", "number"),
+        ],
+    )
+    for summary in summaries:
+        run = summary.run
+        overall = [m for m in summary.metrics if m.group is None]
+        for m in overall:
+            metric = m.metric if m.metric == m.scorer else f"{m.scorer} · {m.metric}"
+            table.add(run.run_id, run.task, run.model, metric, m.value, m.ci, m.n, m.missing)
+        if not overall:
+            table.add(run.run_id, run.task, run.model, "(no metric)", None, None, None, None)
+        table.notes.append(f"{run.run_id}: {summary.unparsed} unparsed · {summary.failing} failing · {run.status}")
     return table

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .._util.defaults import DEFAULT_STORE
+from .._util.defaults import DEFAULT_STORE, VIEW_URL
 from ._common import JsonOption, StoreOption, app, console
 
 
@@ -31,19 +31,21 @@ def list_(
     as_json: JsonOption = False,
 ) -> None:
     """List the tasks, model providers, scorers, workflows or prompt templates, or the runs in a store."""
+    from .._util.options import docstring_summary
+
     rows: list[dict[str, Any]]
     if kind is ListKind.tasks:
         from ..tasks import task_registry
 
-        rows = [{"task": name, "about": _about(task_registry.get(name))} for name in task_registry]
+        rows = [{"task": name, "about": docstring_summary(task_registry.get(name))} for name in task_registry]
     elif kind is ListKind.models:
         from ..models import model_providers
 
-        rows = [{"provider": name, "about": _about(model_providers.get(name))} for name in model_providers]
+        rows = [{"provider": name, "about": docstring_summary(model_providers.get(name))} for name in model_providers]
     elif kind is ListKind.scorers:
         from ..tasks import scorer_registry
 
-        rows = [{"scorer": name, "about": _about(scorer_registry.get(name))} for name in scorer_registry]
+        rows = [{"scorer": name, "about": docstring_summary(scorer_registry.get(name))} for name in scorer_registry]
     elif kind is ListKind.workflows:
         rows = _workflows()
     elif kind is ListKind.templates:
@@ -132,12 +134,6 @@ def show(
     Console().print(summary_table(summary, by=by))
     if extraction is not None:
         typer.echo(extraction.to_markdown())
-
-
-def _about(obj: object) -> str:
-    """The first line of ``obj``'s docstring."""
-    lines = (getattr(obj, "__doc__", None) or "").strip().splitlines()
-    return lines[0] if lines else ""
 
 
 def _workflows() -> list[dict[str, Any]]:
@@ -245,6 +241,9 @@ def report(
         typer.Option(help="Judge vs human: STUDY:SCORER:METRIC[:FIELD] of an imported annotation study."),
     ] = None,
     store: StoreOption = DEFAULT_STORE,
+    view_url: Annotated[
+        str, typer.Option(help="Where `ebmeval view` serves the store: metric values link there ('' for no links).")
+    ] = VIEW_URL,
 ) -> None:
     """Write a self-contained report (HTML with plots, Markdown, LaTeX, CSV) of stored runs."""
     from .._util.errors import ConfigError
@@ -258,7 +257,14 @@ def report(
             raise ConfigError("--human", f"expected STUDY:SCORER:METRIC[:FIELD], got {spec!r}")
         comparisons.append(HumanComparison(*parts))
     price_table = _read_prices(prices) if prices is not None else {}
-    data = collect(RunStore(store, read_only=True), run_ids, by=by, prices=price_table, human=comparisons)
+    data = collect(
+        RunStore(store, read_only=True),
+        run_ids,
+        by=by,
+        prices=price_table,
+        human=comparisons,
+        view_url=view_url or None,
+    )
     files = write_report(data, out, title=title)
     console.print(
         f"wrote {files.html}, {files.markdown}, {files.latex}, {len(files.csv)} CSV, {len(files.figures)} figures"
@@ -281,24 +287,43 @@ def _read_prices(path: Path) -> dict[str, tuple[float, float]]:
 
 @app.command()
 def compare(
-    run_a: Annotated[str, typer.Argument(help="First run id.")],
-    run_b: Annotated[str, typer.Argument(help="Second run id.")],
+    run_ids: Annotated[list[str], typer.Argument(help="Two or more run ids (or unique prefixes).")],
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
 ) -> None:
-    """Paired tests of two runs on the samples both answered (McNemar or paired t, Cohen's d)."""
+    """Paired tests of every pair of runs on the samples both answered (McNemar or paired t, Cohen's d; Holm)."""
     from dataclasses import asdict
 
+    from .._util.errors import UsageError
     from ..report import collect
     from ..store import RunStore
 
-    data = collect(RunStore(store, read_only=True), [run_a, run_b])
+    if len(run_ids) < 2:
+        raise UsageError("compare needs two or more runs")
+    runs = RunStore(store, read_only=True)
+    data = collect(runs, run_ids)
+    apart = _pairs_sharing_nothing(runs, [r.run_id for r in data.runs])
+    if len(apart) == len(data.runs) * (len(data.runs) - 1) // 2:
+        raise UsageError(f"the runs share no sample, so nothing can be compared: {'; '.join(apart)}")
+    for pair in apart:
+        console.print(f"[yellow]note:[/] {pair} share no sample: not compared", soft_wrap=True)
     if as_json:
         typer.echo(json.dumps([asdict(c) | {"difference": c.difference} for c in data.contrasts], indent=2))
         return
     from rich.console import Console
 
     Console().print(data.contrast_table().rich())
+
+
+def _pairs_sharing_nothing(store: Any, run_ids: list[str]) -> list[str]:
+    """``A and B`` for each pair of the runs without a sample both answered."""
+    samples = {r: {s for s, _epoch in store.done_generations(r)} for r in run_ids}
+    return [
+        f"{a} ({store.get_run(a).task}) and {b} ({store.get_run(b).task})"
+        for i, a in enumerate(run_ids)
+        for b in run_ids[i + 1 :]
+        if not samples[a] & samples[b]
+    ]
 
 
 def _distinguishing_options(records: list[Any]) -> dict[str, str]:

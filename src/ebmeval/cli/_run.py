@@ -16,9 +16,12 @@ from ._common import JsonOption, StoreOption, app, console, key_values, resume_c
 @app.command()
 def run(
     config: Annotated[Path | None, typer.Argument(help="YAML run config; flags override its fields.")] = None,
-    task: Annotated[str | None, typer.Option(help="Task name (see `ebmeval list tasks`).")] = None,
+    task: Annotated[
+        list[str] | None, typer.Option(help="Task name (see `ebmeval list tasks`); repeat for a grid of runs.")
+    ] = None,
     model: Annotated[
-        str | None, typer.Option(help="Model spec: local, local:PATH.gguf, openai-compatible:M@URL …")
+        list[str] | None,
+        typer.Option(help="Model spec: local, local:PATH.gguf, openai-compatible:M@URL …; repeat for a grid."),
     ] = None,
     task_arg: Annotated[
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
@@ -63,13 +66,16 @@ def run(
     by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Run a task on a model; re-running the same command resumes it."""
-    from ..runner import config_from_flags, load_config
-    from ..runner import run as run_task
+    """Run a task on a model; re-running the same command resumes it.
+
+    Several --task or --model (or lists in the YAML config) run every task × model pair, each its
+    own run, one after the other, reported together at the end; re-running resumes them all.
+    """
+    from ..runner import grid_from_flags, load_grid
 
     flags: dict[str, Any] = {
-        "task": task,
-        "model": model,
+        "task": _one_or_list(task),
+        "model": _one_or_list(model),
         "limit": limit,
         "shard": shard,
         "seed": seed,
@@ -100,49 +106,82 @@ def run(
     if no_shuffle:
         flags["shuffle"] = False
     given = {k: v for k, v in flags.items() if v is not None}
-    cfg = load_config(config, given) if config is not None else config_from_flags(**given)
+    configs = load_grid(config, given) if config is not None else grid_from_flags(**given)
+    resume = resume_command(sys.argv[1:])
+    done = [_run_one(cfg, resume, by=by, as_json=as_json, grid=(i, len(configs))) for i, cfg in enumerate(configs, 1)]
+    if len(done) > 1:
+        _report_grid(done, as_json=as_json)
+    for _summary, result in done:
+        if result.progress.errors:
+            console.print(
+                f"[red]{result.progress.errors} samples failed[/] (see `ebmeval show {result.run.run_id} --errors`)"
+            )
+    if any(result.progress.errors for _summary, result in done):
+        console.print(f"re-run to retry them:\n  {resume}")
+        raise typer.Exit(1)
 
+
+def _one_or_list(values: list[str] | None) -> str | list[str] | None:
+    """A repeatable flag's values: one value as itself, several as a list (a grid)."""
+    return values if values is None or len(values) > 1 else values[0]
+
+
+def _run_one(cfg: Any, resume: str, *, by: str | None, as_json: bool, grid: tuple[int, int]) -> tuple[Any, Any]:
+    """Run (or resume) one config and print its results; (summary, result)."""
+    from ..runner import run as run_task
+    from ..runner import summarize
+    from ..store import RunStore
     from ._display import ProgressBar, summary_table
 
-    resume = resume_command(sys.argv[1:])
+    index, count = grid
+    label = cfg.task if count == 1 else f"[{index}/{count}] {cfg.task} · {cfg.model}"
     try:
-        with ProgressBar(cfg.task) as bar:
+        with ProgressBar(label) as bar:
             result = run_task(cfg, on_progress=bar.update)
     except KeyboardInterrupt:
         console.print(f"[yellow]Interrupted.[/] Finished samples are saved; resume with:\n  {resume}")
         raise typer.Exit(130) from None
-    from ..runner import summarize
-    from ..store import RunStore
-
     subset = result.sample_ids if cfg.limit is not None or cfg.shard is not None else None
     summary = summarize(RunStore(cfg.store, read_only=True), result.run.run_id, by=by, samples=subset)
     if as_json:
-        payload = summary.as_dict()
-        payload["invocation"] = {
-            "resumed_samples": result.progress.resumed,
-            "new_samples": result.progress.done - result.progress.resumed,
-            "errors": result.progress.errors,
-            "model_calls": result.progress.model_calls,
-            "cache_hits": result.progress.cache_hits,
-            "elapsed": result.elapsed,
-        }
-        typer.echo(json.dumps(payload, indent=2))
-    else:
-        from rich.console import Console
+        if count == 1:
+            typer.echo(json.dumps(_json_payload(summary, result), indent=2))
+        return summary, result
+    from rich.console import Console
 
-        Console().print(summary_table(summary, by=by))
-        console.print(
-            f"run {result.run.run_id} in {cfg.store}: {result.progress.done - result.progress.resumed} new, "
-            f"{result.progress.resumed} resumed, {result.progress.errors} failed, "
-            f"{result.progress.cache_hits}/{result.progress.model_calls} model calls cached, "
-            f"{result.elapsed:.1f} s"
-        )
-    if result.progress.errors:
-        console.print(
-            f"[red]{result.progress.errors} samples failed[/] (see `ebmeval show {result.run.run_id} --errors`); "
-            f"re-run to retry them:\n  {resume}"
-        )
-        raise typer.Exit(1)
+    Console().print(summary_table(summary, by=by))
+    console.print(
+        f"run {result.run.run_id} in {cfg.store}: {result.progress.done - result.progress.resumed} new, "
+        f"{result.progress.resumed} resumed, {result.progress.errors} failed, "
+        f"{result.progress.cache_hits}/{result.progress.model_calls} model calls cached, "
+        f"{result.elapsed:.1f} s"
+    )
+    return summary, result
+
+
+def _json_payload(summary: Any, result: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = summary.as_dict()
+    payload["invocation"] = {
+        "resumed_samples": result.progress.resumed,
+        "new_samples": result.progress.done - result.progress.resumed,
+        "errors": result.progress.errors,
+        "model_calls": result.progress.model_calls,
+        "cache_hits": result.progress.cache_hits,
+        "elapsed": result.elapsed,
+    }
+    return payload
+
+
+def _report_grid(done: list[tuple[Any, Any]], *, as_json: bool) -> None:
+    """Every run of a grid in one table (or one JSON document of every run's results)."""
+    if as_json:
+        typer.echo(json.dumps({"runs": [_json_payload(summary, result) for summary, result in done]}, indent=2))
+        return
+    from rich.console import Console
+
+    from ._display import grid_table
+
+    Console().print(grid_table([summary for summary, _result in done]).rich())
 
 
 @app.command()
@@ -293,7 +332,7 @@ def describe(
 
     The options every task takes (retrieval, ``k``, ``query``) follow the task's own.
     """
-    from .._util.options import option_docs, signature_options, type_name
+    from .._util.options import docstring_summary, option_docs, signature_options, type_name
     from ..tasks import layer_options, task_layers, task_registry
 
     factory = task_registry.get(task)
@@ -317,8 +356,7 @@ def describe(
 
     from ..tables import Table
 
-    about = (factory.__doc__ or "").strip().splitlines()
-    table = Table(f"{task}: {about[0] if about else ''}", ["option", "type", "default", "about"])
+    table = Table(f"{task}: {docstring_summary(factory)}", ["option", "type", "default", "about"])
     for row in rows:
         table.add(row["option"], row["type"], repr(row["default"]), row["about"])
     Console().print(table.rich())

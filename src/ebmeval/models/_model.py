@@ -159,15 +159,14 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
 
     ``local`` → (``local``, ``""``); ``local:/m.gguf`` → (``local``, ``/m.gguf``);
     ``openai-compatible:gpt-4o@https://host/v1`` → (``openai-compatible``, ``gpt-4o@https://host/v1``);
-    ``baseline/random`` → (``baseline``, ``random``).
+    ``baseline/random`` → (``baseline``, ``random``); ``openai/gpt-4o@https://host/v1`` →
+    (``openai``, ``gpt-4o@https://host/v1``): the provider ends at the first ``:`` or ``/``.
     """
-    if ":" in spec:
-        provider, name = spec.split(":", 1)
-    elif "/" in spec:
-        provider, name = spec.split("/", 1)
-    else:
-        provider, name = spec, ""
-    return provider, name
+    cuts = [i for i in (spec.find(":"), spec.find("/")) if i >= 0]
+    if not cuts:
+        return spec, ""
+    cut = min(cuts)
+    return spec[:cut], spec[cut + 1 :]
 
 
 def get_model(
@@ -185,7 +184,7 @@ def get_model(
     """
     provider, name = parse_model_spec(spec)
     factory = model_providers.get(provider)
-    if max_concurrency is not None and provider == "openai-compatible":
+    if max_concurrency is not None and provider in ("openai-compatible", "openai", "azure-openai"):
         # its connection pool is a second bound: size it to the concurrency asked for
         options.setdefault("max_concurrency", max_concurrency)
         max_concurrency = None  # the provider's bound (summed over its replicas) is the model's

@@ -50,6 +50,8 @@ class Report:
     """Inter-judge agreement of each run scored by a judge panel."""
     calls: dict[str, list[RoleUsage]] = field(default_factory=dict)
     """Per run, the recorded calls of every role but the model under evaluation (judges, negator …)."""
+    view_url: str | None = None
+    """Where ``ebmeval view`` serves the store: each metric value links to its samples there."""
 
     def tables(self) -> list[Table]:
         """The report's tables in display order."""
@@ -73,13 +75,14 @@ class Report:
     def metrics_table(self) -> Table:
         """Each metric of each run with its CI, n, unparsed and truncated counts, tokens, latency and cost."""
         table = Table(
-            "Metrics (mean with 95% bootstrap CI)",
+            "Metrics (mean with 95% CI)",
             [
                 "run",
                 "scorer",
                 "metric",
                 Column("value", "number"),
                 Column("95% CI", "interval"),
+                "CI method",
                 Column("n", "number"),
                 Column("missing", "number"),
                 Column("unparsed", "number"),
@@ -103,6 +106,7 @@ class Report:
                     m.metric,
                     m.value,
                     m.ci,
+                    m.ci_method,
                     m.n,
                     m.missing,
                     summary.unparsed,
@@ -113,12 +117,18 @@ class Report:
                     summary.mean_latency,
                     cost,
                 )
+                self._link(table, run.run_id, m.scorer, m.metric)
         table.notes.append(
-            "missing: samples whose metric could not be computed (e.g. unparsed answers), left out of the mean; "
-            "truncated: answers whose model call stopped at its token limit; inputs cut: answers whose input "
-            "(article, evidence) was cut to fit the context window; failing: samples whose last "
-            "attempt failed (no answer stored, retried by a re-run)."
+            "95% CI: Wilson score interval for proportions (metrics whose every value is 0 or 1), percentile "
+            "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
+            "of the mean. unparsed: answers from which no answer could be read; a scorer with unparsed=zero "
+            "(the default of multiple-choice tasks) scores them 0, so they are in n and in the mean as wrong, "
+            "while unparsed=skip leaves them out (counted under missing). truncated: answers whose model call "
+            "stopped at its token limit; inputs cut: answers whose input (article, evidence) was cut to fit the "
+            "context window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
         )
+        if self.view_url is not None:
+            table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")
         for run in self.runs:
             table.notes.extend(f"{self.labels[run.run_id]}: {note}" for note in self.summaries[run.run_id].notes)
         return table
@@ -203,7 +213,15 @@ class Report:
             for m in self.summaries[run.run_id].metrics:
                 if m.group is not None:
                     table.add(self.labels[run.run_id], f"{m.scorer}/{m.metric}", m.group, m.value, m.ci, m.n)
+                    self._link(table, run.run_id, m.scorer, m.metric, label=f"{self.by}={m.group}")
         return table
+
+    def _link(self, table: Table, run_id: str, scorer: str, metric: str, label: str | None = None) -> None:
+        """Link the last row's value to the viewer's page of the samples behind it."""
+        if self.view_url is not None:
+            from ..view import view_url
+
+            table.link("value", view_url(self.view_url, run_id, score_set=scorer, metric=metric, label=label))
 
     def recall_table(self) -> Table:
         """Recall of gold documents among the top k retrieved, per run."""
@@ -345,10 +363,12 @@ def collect(
     prices: Prices | None = None,
     human: Sequence[HumanComparison] = (),
     seed: int = 0,
+    view_url: str | None = None,
 ) -> Report:
     """Read the runs, their summaries, pairwise contrasts and retrieval curves from the store.
 
-    ``human`` names judge-versus-human comparisons of annotation studies imported into the store.
+    ``human`` names judge-versus-human comparisons of annotation studies imported into the store;
+    with ``view_url`` (where ``ebmeval view`` serves this store) every metric value links to its samples.
     """
     runs = [store.get_run(r) for r in run_ids]
     labels = _labels(runs)
@@ -362,7 +382,9 @@ def collect(
         for panel in panel_score_sets(store, run.run_id)[:1]
     }
     calls = {r.run_id: role_usage(store, r.run_id) for r in runs}
-    return Report(runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, calls)
+    return Report(
+        runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, calls, view_url
+    )
 
 
 def panel_table(panels: Mapping[str, PanelAgreement]) -> Table:

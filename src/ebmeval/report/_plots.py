@@ -12,6 +12,7 @@ from ._human import POOLED
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from ..runner import MetricSummary
     from ._build import Report
 
 
@@ -34,25 +35,32 @@ def _png(figure: Figure) -> bytes:
 
 
 def metric_bars(report: Report) -> dict[str, bytes]:
-    """One bar chart per metric: each run's mean with its 95% CI as an error bar."""
+    """One bar chart per metric with a value: each run's mean with its 95% CI as an error bar and its n."""
     plt = _pyplot()
     figures: dict[str, bytes] = {}
     keys = sorted({(m.scorer, m.metric) for s in report.summaries.values() for m in s.metrics if m.group is None})
     for scorer, metric in keys:
-        names, values, low, high = [], [], [], []
+        names, values, low, high, counts, methods = [], [], [], [], [], set()
         for run in report.runs:
             for m in report.summaries[run.run_id].metrics:
                 if (m.scorer, m.metric) == (scorer, metric) and m.group is None and m.value is not None:
                     names.append(report.labels[run.run_id])
                     values.append(m.value)
+                    counts.append(m.n)
+                    methods.add(m.ci_method)
                     ok = m.ci[0] == m.ci[0]
                     low.append(m.value - m.ci[0] if ok else 0.0)
                     high.append(m.ci[1] - m.value if ok else 0.0)
+        if not names:  # no run has a value of this metric: no empty plot
+            continue
         figure, axis = plt.subplots(figsize=(max(4.0, 1.2 * len(names) + 2), 3.2))
-        axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
+        bars = axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
+        axis.bar_label(bars, labels=[f"n={n}" for n in counts], label_type="center", color="white", fontsize=8)
         axis.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
         axis.set_ylabel(metric)
-        axis.set_title(f"{scorer}/{metric} (95% CI)", fontsize=10)
+        if methods == {"wilson"}:
+            axis.set_ylim(0, 1.05)  # a proportion's axis is its whole range
+        axis.set_title(f"{scorer}/{metric} (95% CI: {', '.join(sorted(methods))})", fontsize=10)
         axis.spines[["top", "right"]].set_visible(False)
         figures[f"bars-{scorer}-{metric}".replace("/", "_")] = _png(figure)
     return figures
@@ -74,20 +82,16 @@ def label_heatmap(report: Report) -> dict[str, bytes]:
                 if m.group and (m.scorer, m.metric) == (scorer, metric)
             }
         )
-        grid = [
-            [
-                next(
-                    (
-                        m.value
-                        for m in report.summaries[r.run_id].metrics
-                        if (m.scorer, m.metric, m.group) == (scorer, metric, g) and m.value is not None
-                    ),
-                    float("nan"),
-                )
-                for r in report.runs
-            ]
+        found = {
+            (g, r.run_id): m
+            for r in report.runs
+            for m in report.summaries[r.run_id].metrics
             for g in groups
-        ]
+            if (m.scorer, m.metric, m.group) == (scorer, metric, g) and m.value is not None
+        }
+        if not found:  # no value anywhere: no empty plot
+            continue
+        grid = [[_value(found.get((g, r.run_id))) for r in report.runs] for g in groups]
         figure, axis = plt.subplots(figsize=(2 + 1.3 * len(report.runs), 1 + 0.35 * len(groups)))
         image = axis.imshow(grid, aspect="auto", cmap="viridis", vmin=0, vmax=max(1.0, max(max(r) for r in grid)))
         axis.set_xticks(
@@ -97,11 +101,17 @@ def label_heatmap(report: Report) -> dict[str, bytes]:
         for i, row in enumerate(grid):
             for j, value in enumerate(row):
                 if value == value:
-                    axis.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=7, color="white")
+                    n = found[(groups[i], report.runs[j].run_id)].n
+                    axis.text(j, i, f"{value:.2f}\nn={n}", ha="center", va="center", fontsize=7, color="white")
         figure.colorbar(image, ax=axis)
         axis.set_title(f"{scorer}/{metric} by {report.by}", fontsize=10)
         figures[f"heatmap-{scorer}-{metric}".replace("/", "_")] = _png(figure)
     return figures
+
+
+def _value(metric: MetricSummary | None) -> float:
+    """A heatmap cell: the metric's mean, NaN (left blank) where the run has none."""
+    return float("nan") if metric is None or metric.value is None else metric.value
 
 
 def recall_curves(report: Report) -> dict[str, bytes]:

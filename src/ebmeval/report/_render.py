@@ -42,9 +42,9 @@ def write_report(report: Report, out: str | Path, *, title: str = "ebmeval repor
     tables = report.tables()
     figures = all_figures(report)
 
-    figure_paths = []
+    figure_paths: list[Path] = []
     for stem, png in figures.items():
-        path = directory / f"{stem}.png"
+        path = directory / f"{file_stem(stem, {p.stem for p in figure_paths})}.png"
         path.write_bytes(png)
         figure_paths.append(path)
 
@@ -81,6 +81,15 @@ def _markdown(title: str, tables: list[Table], figures: list[Path]) -> str:
     parts += [f"![{p.stem}]({p.name})" for p in figures]
     parts += [""] + [t.markdown() for t in tables]
     return "\n".join(parts)
+
+
+def file_stem(name: str, taken: set[str]) -> str:
+    """``name`` as a portable file name: letters, digits, ``.``, ``_`` and ``-`` only, unique among ``taken``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "figure"
+    unique, n = stem, 2
+    while unique in taken:
+        unique, n = f"{stem}-{n}", n + 1
+    return unique
 
 
 def _slug(text: str) -> str:

@@ -1,6 +1,6 @@
 """Running tasks: configuration, the resumable runner, and run summaries."""
 
-from ._config import DEFAULT_STORE, RunConfig, config_from_flags, load_config
+from ._config import DEFAULT_STORE, RunConfig, config_from_flags, grid_from_flags, load_config, load_grid
 from ._rescore import rescore
 from ._runner import (
     Progress,
@@ -28,6 +28,8 @@ __all__ = [
     "register_scorers",
     "config_from_flags",
     "load_config",
+    "load_grid",
+    "grid_from_flags",
     "rescore",
     "run",
     "run_identity",

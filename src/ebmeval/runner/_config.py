@@ -129,9 +129,21 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     """Read a YAML run config; ``overrides`` (from flags) replace top-level fields.
 
     The file (or a ``--model`` flag) must name the model: a config is refused rather than run
-    on the default local model by accident.
+    on the default local model by accident. A config naming several tasks or models is a grid:
+    read it with :func:`load_grid`.
 
     Errors name the file, the field and, where the YAML shows it, the line.
+    """
+    configs = load_grid(path, overrides)
+    if len(configs) > 1:
+        raise ConfigError("task", f"names {len(configs)} runs (a grid); read it with load_grid", source=str(path))
+    return configs[0]
+
+
+def load_grid(path: str | Path, overrides: dict[str, Any] | None = None) -> list[RunConfig]:
+    """The runs a YAML run config names: one per task × model where ``task`` or ``model`` is a list.
+
+    ``overrides`` (from flags) replace top-level fields first; every run shares the other fields.
     """
     source = Path(path)
     try:
@@ -150,22 +162,24 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     if not isinstance(data, dict):
         raise ConfigError("config", "the file must hold a mapping of fields", source=str(source))
     data.update(overrides or {})
-    try:
-        config = RunConfig.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(part) for part in first["loc"]]
-        line = _line_of(root, loc)
-        where = f"{source}:{line}" if line else str(source)
-        raise ConfigError(
-            ".".join(loc) or "config", f"{first['msg']} (value: {first.get('input')!r})", source=where
-        ) from exc
+    configs = []
+    for cell in grid_cells(data, str(source)):
+        try:
+            configs.append(RunConfig.model_validate(cell))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = [str(part) for part in first["loc"]]
+            line = _line_of(root, loc)
+            where = f"{source}:{line}" if line else str(source)
+            raise ConfigError(
+                ".".join(loc) or "config", f"{first['msg']} (value: {first.get('input')!r})", source=where
+            ) from exc
     if "model" not in data:  # only a run from flags alone takes the default model
         raise ConfigError(
             "model", "missing: a config file names the model it evaluates (model: local for the bundled one)",
             source=str(source),
         )  # fmt: skip
-    return config
+    return configs
 
 
 def config_from_flags(**fields: Any) -> RunConfig:
@@ -177,6 +191,32 @@ def config_from_flags(**fields: Any) -> RunConfig:
         first = exc.errors()[0]
         loc = ".".join(str(part) for part in first["loc"])
         raise ConfigError(loc or "config", f"{first['msg']} (value: {first.get('input')!r})") from exc
+
+
+def grid_from_flags(**fields: Any) -> list[RunConfig]:
+    """The configs of command-line values whose ``task`` or ``model`` may be lists: one per task × model."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    return [config_from_flags(**cell) for cell in grid_cells(given, "--task/--model")]
+
+
+GRID_FIELDS = ("task", "model")
+"""Fields a list of values turns into a grid of runs."""
+
+
+def grid_cells(data: dict[str, Any], source: str) -> list[dict[str, Any]]:
+    """``data`` once per combination of its ``task`` and ``model`` values (each a value or a list of them)."""
+    cells = [dict(data)]
+    for name in GRID_FIELDS:
+        if not isinstance(data.get(name), list):
+            continue
+        values = data[name]
+        if not values:
+            raise ConfigError(name, "an empty list names no run", source=source)
+        repeated = sorted({str(v) for v in values if values.count(v) > 1})
+        if repeated:
+            raise ConfigError(name, f"{repeated[0]!r} is listed twice", source=source)
+        cells = [{**cell, name: value} for cell in cells for value in values]
+    return cells
 
 
 def _refuse_duplicate_keys(node: yaml.Node | None, source: Path, path: str = "") -> None:

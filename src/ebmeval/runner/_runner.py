@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._util.errors import EbmevalError, UsageError
+from .._util.errors import EbmevalError, EndpointError, UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
@@ -293,6 +293,23 @@ async def arun(
     )
 
 
+async def preflight(models: dict[str, Model]) -> None:
+    """One small request to each distinct model before any sample; ``EndpointError`` naming its roles if one fails.
+
+    A run against a server it cannot use (unreachable, a model it does not serve, a refused key)
+    so stops with one error instead of recording every sample as failed.
+    """
+    roles: dict[int, list[str]] = {}
+    for role, model in models.items():
+        roles.setdefault(id(model), []).append(role)
+    for model in {id(m): m for m in models.values()}.values():
+        try:
+            await model.api.preflight()
+        except EndpointError as exc:
+            playing = ", ".join(roles[id(model)])
+            raise EndpointError(f"{model.name} (role {playing}): {exc}; nothing was run or recorded") from None
+
+
 async def _execute(
     task: Task,
     models: dict[str, Model],
@@ -322,6 +339,7 @@ async def _execute(
     limit = asyncio.Semaphore(in_progress)
     unique_models = list({id(m): m for m in models.values()}.values())
     if todo:
+        await preflight(models)
         for model in unique_models:
             await model.api.prepare()
 

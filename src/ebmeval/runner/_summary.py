@@ -11,7 +11,7 @@ import numpy as np
 
 from .._util.errors import UsageError
 from ..models import Usage
-from ..stats import bootstrap_ci
+from ..stats import bootstrap_ci, wilson_ci
 from ..store import RunRecord, RunStore, ScoreSet
 from ..tasks import run_metric_registry, scorer_registry
 
@@ -21,9 +21,11 @@ class MetricSummary:
     """One metric of one scorer, over the samples of one group.
 
     ``value`` is the mean of the per-sample values (``None`` when no sample has one); ``ci``
-    its percentile bootstrap interval; ``missing`` counts samples whose value could not be
-    computed (e.g. the answer was unparsed), which are left out of the mean and counted here
-    instead. ``scorer`` is the label of the score set.
+    its interval by ``ci_method``: ``wilson`` (the Wilson score interval) for a proportion, a
+    metric whose values are all 0 or 1, else ``bootstrap`` (percentile bootstrap); ``missing``
+    counts samples whose value could not be computed (e.g. an unparsed answer under
+    ``unparsed=skip``), which are left out of the mean and counted here instead. ``scorer`` is
+    the label of the score set.
     """
 
     scorer: str
@@ -33,6 +35,7 @@ class MetricSummary:
     n: int
     missing: int
     group: str | None = None
+    ci_method: str = "bootstrap"
 
 
 @dataclass
@@ -79,6 +82,7 @@ class RunSummary:
                     "group": m.group,
                     "value": m.value,
                     "ci": None if math.isnan(m.ci[0]) else list(m.ci),
+                    "ci_method": m.ci_method,
                     "n": m.n,
                     "missing": m.missing,
                 }
@@ -148,7 +152,10 @@ def summarize(
     metrics = _run_metrics(store, run.run_id, samples)
     for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
         present = np.array([v for v in raw if v is not None], dtype=float)
-        if present.size < 2:  # a bootstrap needs two values; the interval is undefined
+        method = "wilson" if present.size and bool(np.isin(present, (0.0, 1.0)).all()) else "bootstrap"
+        if method == "wilson":
+            low, high = wilson_ci(int(present.sum()), int(present.size), level=level)
+        elif present.size < 2:  # a bootstrap needs two values; the interval is undefined
             low = high = float("nan")
         else:
             estimate = bootstrap_ci(present, n_resamples=n_resamples, level=level, seed=seed)
@@ -162,6 +169,7 @@ def summarize(
                 n=int(present.size),
                 missing=len(raw) - int(present.size),
                 group=group,
+                ci_method=method,
             )
         )
     return RunSummary(

@@ -16,8 +16,11 @@ ExportFormat = Literal["jsonl", "csv", "parquet"]
 
 
 def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
-    """Flat rows: sample fields, output, parsed answer, usage and ``<scorer>.<metric>`` columns.
+    """Rows of typed values: sample fields, output, parsed answer, usage and ``<scorer>.<metric>`` columns.
 
+    Values keep their types: ``target`` and ``answer`` are a string, a list or null as the task
+    has them, ``retrieved`` is the list of retrieved document ids, ``metadata`` the sample's
+    metadata object. A score set with a rationale (a judge's) adds ``<scorer>.explanation``.
     Every generation is a row with an empty ``error``; then every sample × epoch whose last
     attempt failed (no generation) is a row too, with the ``error`` and its ``error_stage``
     and no output, so an export holds as many rows as the run asked for.
@@ -26,6 +29,8 @@ def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
     for sample_id, epoch, scorer, score in store.scores(run_id):
         for metric, value in score.values.items():
             scores[(sample_id, epoch)][f"{scorer}.{metric}"] = value
+        if score.explanation is not None:
+            scores[(sample_id, epoch)][f"{scorer}.explanation"] = score.explanation
     generated: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run_id):
         generated.add((sample.id, generation.epoch))
@@ -34,15 +39,15 @@ def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
             "sample_id": sample.id,
             "epoch": generation.epoch,
             "input": sample.input,
-            "target": json.dumps(sample.target) if isinstance(sample.target, list) else sample.target,
+            "target": sample.target,
             "output": generation.output,
-            "answer": json.dumps(generation.answer.value),
+            "answer": generation.answer.value,
             "parsed": generation.answer.parsed,
-            "retrieved": json.dumps([r.document.id for r in generation.retrieved]) if generation.retrieved else "",
+            "retrieved": [r.document.id for r in generation.retrieved] if generation.retrieved else None,
             "input_tokens": generation.usage.input_tokens,
             "output_tokens": generation.usage.output_tokens,
             "latency": generation.latency,
-            "metadata": json.dumps(sample.metadata, default=str),
+            "metadata": json.loads(json.dumps(sample.metadata, default=str)),
             "error": "",
             "error_stage": "",
             **scores.get((sample.id, generation.epoch), {}),
@@ -71,13 +76,45 @@ def export_run(store: RunStore, run_id: str, fmt: ExportFormat, out: str | Path)
         with path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            writer.writerows(table)
+            writer.writerows({k: _csv_cell(v) for k, v in row.items()} for row in table)
         return len(table)
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
         raise MissingDependencyError("Parquet export", "pyarrow", "export") from exc
-    # from_pylist takes its columns from the first row; a failed sample's row has fewer
-    pq.write_table(pa.Table.from_pylist([{column: row.get(column) for column in columns} for row in table]), path)
+    pq.write_table(pa.table({column: _arrow_column([row.get(column) for row in table]) for column in columns}), path)
     return len(table)
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: lists and objects as JSON (CSV has no nesting), null as empty, the rest as it is."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+
+
+def _arrow_column(values: list[Any]) -> Any:
+    """A Parquet column of ``values`` with its nested types (lists, structs); JSON text only where types clash.
+
+    Sample metadata may give one key a number in one sample and text in another, and Parquet
+    cannot hold an object without keys; such a column is written as JSON text instead.
+    """
+    import pyarrow as pa
+
+    try:
+        column = pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        column = None
+    if column is None or _has_empty_struct(column.type):
+        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string())
+    return column
+
+
+def _has_empty_struct(kind: Any) -> bool:
+    """Whether an Arrow type is or holds a struct without fields (which Parquet cannot write)."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return kind.num_fields == 0 or any(_has_empty_struct(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return bool(_has_empty_struct(kind.value_type))
+    return False

@@ -41,12 +41,15 @@ class Table:
     columns: list[Column]
     rows: list[list[Cell]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    links: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(row, column) → URL the cell links to in HTML (other renderings have no links)."""
 
     def __init__(self, title: str, columns: Sequence[Column | str], *, notes: Sequence[str] = ()) -> None:
         self.title = title
         self.columns = [c if isinstance(c, Column) else Column(c) for c in columns]
         self.rows = []
         self.notes = list(notes)
+        self.links = {}
 
     def add(self, *cells: Cell) -> None:
         """Append a row, one cell per column."""
@@ -55,6 +58,12 @@ class Table:
         for column, cell in zip(self.columns, cells, strict=True):
             _check(column, cell, self.title)
         self.rows.append(list(cells))
+
+    def link(self, column: str, url: str) -> None:
+        """Make the cell of ``column`` in the last row added a link to ``url`` (in HTML)."""
+        if not self.rows:
+            raise ValueError(f"table '{self.title}' has no row to link")
+        self.links[(len(self.rows) - 1, self.header.index(column))] = url
 
     @property
     def header(self) -> list[str]:
@@ -99,20 +108,25 @@ class Table:
         )
 
     def html(self) -> str:
-        """An HTML ``table`` with a caption; numeric cells carry ``class="num"``."""
+        """An HTML ``table`` with a caption; numeric cells carry ``class="num"``, linked cells an ``a``."""
         head = "".join(f"<th>{html.escape(c)}</th>" for c in self.header)
         body = "".join(
             "<tr>"
             + "".join(
-                f'<td class="num">{html.escape(text)}</td>' if column.numeric else f"<td>{html.escape(text)}</td>"
-                for column, text in zip(self.columns, row, strict=True)
+                ('<td class="num">' if column.numeric else "<td>") + self._cell_html(r, c, text) + "</td>"
+                for c, (column, text) in enumerate(zip(self.columns, row, strict=True))
             )
             + "</tr>"
-            for row in self.texts()
+            for r, row in enumerate(self.texts())
         )
         caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
         notes = "".join(f'<p class="note">{html.escape(n)}</p>' for n in self.notes)
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{notes}"
+
+    def _cell_html(self, row: int, column: int, text: str) -> str:
+        url = self.links.get((row, column))
+        escaped = html.escape(text)
+        return escaped if url is None else f'<a href="{html.escape(url)}">{escaped}</a>'
 
     def csv(self) -> str:
         """The rows as CSV under a header line: numbers as numbers, an interval as two columns, missing empty."""

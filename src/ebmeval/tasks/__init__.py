@@ -1,7 +1,7 @@
 """Tasks, samples, workflows and scorers: the types every evaluation is built from."""
 
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
-from ._files import parse_jsonl, read_jsonl
+from ._files import ROW_FORMATS, RowPlace, parse_jsonl, read_jsonl, read_rows
 from ._identity import model_identity, scorer_label, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
@@ -57,8 +57,11 @@ __all__ = [
     "run_metric",
     "run_metric_registry",
     "parse_jsonl",
+    "ROW_FORMATS",
+    "RowPlace",
     "model_identity",
     "read_jsonl",
+    "read_rows",
     "sample_seed",
     "scorer_label",
     "scorer_spec",

@@ -24,14 +24,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 import httpx
 
-from ..._util.errors import ConfigError, ModelError, ModelUnavailableError, UsageError
+from ..._util.errors import ConfigError, EndpointError, ModelError, ModelUnavailableError, UsageError
 from .._api import ModelAPI, modelapi
-from .._types import ChatMessage, GenerateConfig, ModelOutput, TokenLogprob, TopLogprob, Usage
+from .._types import ChatMessage, GenerateConfig, ModelOutput, TokenLogprob, TopLogprob, Usage, user
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses that mean "try again later"."""
@@ -228,6 +228,10 @@ class OpenAICompatibleModel(ModelAPI):
         omit_temperature: bool = False,
         reasoning: bool = False,
         penalty_field: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        api_key_header: str = "Authorization",
+        query: str = "",
     ) -> None:
         """Create the provider; nothing is sent until the first call.
 
@@ -253,6 +257,12 @@ class OpenAICompatibleModel(ModelAPI):
                 (the server takes none: a run that sets one is refused). Unset: ``none`` for
                 api.openai.com, ``repeat_penalty`` when :meth:`prepare` finds llama.cpp's tokenizer,
                 else ``repetition_penalty``.
+            headers: Extra HTTP headers sent with every request (a gateway's routing or organisation).
+            body: Extra fields merged into every chat request's JSON body (``top_k``, a gateway's
+                options); they can change replies, so they are part of the model's identity.
+            api_key_header: The header carrying the key: ``Authorization`` (sent as ``Bearer KEY``)
+                or another name, sent the key alone (Azure OpenAI's ``api-key``).
+            query: A query string added to every URL (Azure OpenAI's ``api-version=…``).
         """
         if penalty_field not in (None, "repetition_penalty", "repeat_penalty", "none"):
             raise ConfigError(
@@ -288,6 +298,10 @@ class OpenAICompatibleModel(ModelAPI):
         self._tokenizer: tuple[str, str] | None = None
         self._token_counts: dict[str, int] = {}
         self._api_key = os.environ.get(api_key_env) or None
+        self.headers = dict(headers or {})
+        self.body = dict(body or {})
+        self.api_key_header = api_key_header
+        self._query = f"?{query}" if query else ""
         self._http_state: _LoopSession | None = None
         self._proxy: str | None = None
         self._proxies: list[str | None] = [None] * len(self.base_urls)
@@ -312,6 +326,8 @@ class OpenAICompatibleModel(ModelAPI):
             described.update(
                 max_tokens_field=self.max_tokens_field, omit_temperature=self.omit_temperature, reasoning=self.reasoning
             )
+        if self.body:
+            described["body"] = self.body
         return described
 
     def check_config(self, config: GenerateConfig) -> None:
@@ -330,6 +346,28 @@ class OpenAICompatibleModel(ModelAPI):
             return "repeat_penalty"
         return "repetition_penalty"
 
+    def _auth_headers(self) -> dict[str, str]:
+        """The key's header (none without a key) and the extra headers."""
+        auth: dict[str, str] = {}
+        if self._api_key:
+            bearer = self.api_key_header.lower() == "authorization"
+            auth[self.api_key_header] = f"Bearer {self._api_key}" if bearer else self._api_key
+        return {**auth, **self.headers}
+
+    async def preflight(self) -> None:
+        """One chat request of one token before any sample, so a run never starts against a server it cannot use.
+
+        An unreachable server, a model it does not serve and a refused API key (HTTP 401/403) raise
+        :class:`EndpointError`; any other failure is left for the samples to meet and record.
+        """
+        try:
+            await self.generate([user("Reply with OK.")], GenerateConfig(max_tokens=1, temperature=0.0))
+        except ModelUnavailableError as exc:
+            raise EndpointError(f"pre-flight request failed: {exc}") from None
+        except ModelError as exc:
+            if re.search(r": HTTP 40[13]: ", str(exc)):
+                raise EndpointError(f"pre-flight request failed: {exc}") from None
+
     async def prepare(self) -> None:
         """Read the context window from ``/models`` (unless given) and find a tokenizer endpoint.
 
@@ -344,7 +382,9 @@ class OpenAICompatibleModel(ModelAPI):
         timeout = aiohttp.ClientTimeout(total=10)
         if self.context_length is None:
             with contextlib.suppress(aiohttp.ClientError, TimeoutError, ValueError):
-                async with session.get(f"{self.base_url}/models", timeout=timeout, proxy=self._proxy) as response:
+                async with session.get(
+                    f"{self.base_url}/models{self._query}", timeout=timeout, proxy=self._proxy
+                ) as response:
                     listing = json.loads(await response.read()) if response.status == 200 else {}
                 self.context_length = _reported_window(listing, self.model)
         root = re.sub(r"/v1$", "", self.base_url)
@@ -363,9 +403,8 @@ class OpenAICompatibleModel(ModelAPI):
         if text not in self._token_counts:
             url, style = self._tokenizer
             body = {"model": self.model, "prompt": text} if style == "vllm" else {"content": text}
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
             try:
-                reply = httpx.post(url, json=body, headers=headers, timeout=30.0).json()
+                reply = httpx.post(url, json=body, headers=self._auth_headers(), timeout=30.0).json()
                 count = int(reply["count"]) if "count" in reply else len(reply["tokens"])
             except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
                 raise ModelError(f"{self.name}: tokenizing at {url} failed: {exc}") from None
@@ -381,9 +420,8 @@ class OpenAICompatibleModel(ModelAPI):
         if self._http_state is not None and self._http_state.loop is loop and not self._http_state.session.closed:
             return self._http_state.session, self._http_state.slots
         await self.aclose()
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         connector = aiohttp.TCPConnector(limit=self.max_concurrency, limit_per_host=self.replica_concurrency)
-        session = aiohttp.ClientSession(connector=connector, headers=headers)
+        session = aiohttp.ClientSession(connector=connector, headers=self._auth_headers())
         # Callers beyond a replica's pool size wait here, so waiting for a free connection
         # never counts against a request's timeout.
         slots = [asyncio.Semaphore(self.replica_concurrency) for _ in self.base_urls]
@@ -407,7 +445,7 @@ class OpenAICompatibleModel(ModelAPI):
             omit_temperature=self.omit_temperature,
             penalty_field=self.penalty_field,
         )
-        data = json.dumps({"model": self.model, **request}).encode()
+        data = json.dumps({"model": self.model, **request, **self.body}).encode()
         seconds = config.timeout or self.timeout
         timeout = aiohttp.ClientTimeout(total=seconds, connect=min(seconds, _CONNECT_TIMEOUT))
         attempts = self.retry.max_retries + 1
@@ -426,7 +464,7 @@ class OpenAICompatibleModel(ModelAPI):
                     async with slots[index]:
                         start = time.monotonic()
                         async with session.post(
-                            f"{base_url}/chat/completions",
+                            f"{base_url}/chat/completions{self._query}",
                             data=data,
                             headers=_JSON,
                             timeout=timeout,
@@ -651,6 +689,25 @@ def reject_unknown(provider: str, options: Mapping[str, object], known: Sequence
 _SPEC = re.compile(r"^(?P<model>.*?)@(?P<url>https?://.*)$")
 
 
+KNOWN_OPTIONS = (
+    "base_url",
+    "api_key_env",
+    "max_concurrency",
+    "timeout",
+    "max_retries",
+    "backoff_base",
+    "backoff_cap",
+    "context_length",
+    "max_tokens_field",
+    "omit_temperature",
+    "reasoning",
+    "headers",
+    "body",
+    "penalty_field",
+)
+"""Options every OpenAI-style provider takes."""
+
+
 @modelapi("openai-compatible")
 def openai_compatible(name: str, **options: object) -> ModelAPI:
     """``openai-compatible:<model>@<base_url>``, e.g. ``openai-compatible:qwen@http://127.0.0.1:8080/v1``.
@@ -664,8 +721,10 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
     ``timeout`` (120 s), ``max_retries`` (6), ``backoff_base`` (1 s), ``backoff_cap`` (60 s),
     ``context_length`` (the window; default: what ``/models`` reports), ``max_tokens_field``
     (``max_tokens`` or ``max_completion_tokens``), ``omit_temperature``, ``reasoning``
-    (a thinking model: replies get room for the trace) and ``penalty_field`` (where a repetition
-    penalty goes: ``repetition_penalty``, ``repeat_penalty`` or ``none``).
+    (a thinking model: replies get room for the trace), ``penalty_field`` (where a repetition
+    penalty goes: ``repetition_penalty``, ``repeat_penalty`` or ``none``), ``headers`` (extra
+    HTTP headers, a mapping; a value ``$NAME`` is read from that environment variable, so no
+    secret is stored) and ``body`` (extra JSON fields of every request, part of the model's identity).
     """
     match = _SPEC.match(name)
     model, base_url = (match["model"], match["url"]) if match else (name, None)
@@ -675,6 +734,58 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
             f"Model spec 'openai-compatible:{name}' needs a model and a server: "
             "openai-compatible:<model>@<base_url>, e.g. openai-compatible:qwen@http://127.0.0.1:8080/v1"
         )
+    return _build(model, base_url, "openai-compatible", options)
+
+
+@modelapi("openai")
+def openai(name: str, **options: object) -> ModelAPI:
+    """``openai/<model>`` (the naming of inspect_ai and LiteLLM): OpenAI, or the server in ``$OPENAI_BASE_URL``.
+
+    ``openai/<model>@<base_url>`` or ``base_url=`` name another OpenAI-compatible server; the
+    options are those of ``openai-compatible``.
+    """
+    match = _SPEC.match(name)
+    model, base_url = (match["model"], match["url"]) if match else (name, None)
+    url = str(options.pop("base_url", None) or base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL)
+    if not model:
+        raise UsageError("Model spec 'openai/' needs a model name, e.g. openai/gpt-4o-mini")
+    return _build(model, url, "openai", options)
+
+
+@modelapi("azure-openai")
+def azure_openai(name: str, **options: object) -> ModelAPI:
+    """``azure-openai:<deployment>@https://<resource>.openai.azure.com`` (or ``$AZURE_OPENAI_ENDPOINT``).
+
+    Requests go to the deployment's URL with ``api-version`` (option ``api_version``, default
+    ``AZURE_API_VERSION``) and the key in the ``api-key`` header, read from ``api_key_env``
+    (default ``AZURE_OPENAI_API_KEY``); the other options are those of ``openai-compatible``.
+    """
+    match = _SPEC.match(name)
+    deployment, endpoint = (match["model"], match["url"]) if match else (name, None)
+    endpoint = str(options.pop("base_url", None) or endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT") or "")
+    if not deployment or not endpoint:
+        raise UsageError(
+            f"Model spec 'azure-openai:{name}' needs a deployment and an endpoint: "
+            "azure-openai:<deployment>@https://<resource>.openai.azure.com (or set $AZURE_OPENAI_ENDPOINT)"
+        )
+    version = str(options.pop("api_version", AZURE_API_VERSION))
+    options.setdefault("api_key_env", "AZURE_OPENAI_API_KEY")
+    url = f"{endpoint.rstrip('/')}/openai/deployments/{quote(deployment, safe='')}"
+    return _build(deployment, url, "azure-openai", options, api_key_header="api-key", query=f"api-version={version}")
+
+
+OPENAI_URL = "https://api.openai.com/v1"
+AZURE_API_VERSION = "2024-10-21"
+"""The Azure OpenAI API version sent unless ``api_version`` says otherwise."""
+
+
+def _build(
+    model: str, base_url: str, provider: str, options: dict[str, object], *, api_key_header: str = "Authorization",
+    query: str = "",
+) -> OpenAICompatibleModel:  # fmt: skip
+    """The provider for ``model`` at ``base_url`` from the options every OpenAI-style provider shares."""
+    from ..._util.options import read_option
+
     api_key_env = options.pop("api_key_env", None)
     if api_key_env is not None and not os.environ.get(str(api_key_env)):
         raise ConfigError("api_key_env", f"the environment variable ${api_key_env} is not set")
@@ -690,23 +801,10 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
     if field not in ("max_tokens", "max_completion_tokens"):
         raise ConfigError("max_tokens_field", f"must be max_tokens or max_completion_tokens, not {field!r}")
     penalty = options.pop("penalty_field", None)
+    headers = _from_environment(read_option(dict[str, str], options.pop("headers", {}), "headers"))
+    body = read_option(dict[str, Any], options.pop("body", {}), "body")
     reject_unknown(
-        "openai-compatible",
-        {k: v for k, v in options.items() if k not in ("omit_temperature", "reasoning")},
-        [
-            "base_url",
-            "api_key_env",
-            "max_concurrency",
-            "timeout",
-            "max_retries",
-            "backoff_base",
-            "backoff_cap",
-            "context_length",
-            "max_tokens_field",
-            "omit_temperature",
-            "reasoning",
-            "penalty_field",
-        ],
+        provider, {k: v for k, v in options.items() if k not in ("omit_temperature", "reasoning")}, KNOWN_OPTIONS
     )
     return OpenAICompatibleModel(
         model,
@@ -720,7 +818,23 @@ def openai_compatible(name: str, **options: object) -> ModelAPI:
         omit_temperature=bool_option("omit_temperature", options.get("omit_temperature", False)),
         reasoning=bool_option("reasoning", options.get("reasoning", False)),
         penalty_field=None if penalty is None else str(penalty),
+        headers=headers,
+        body=body,
+        api_key_header=api_key_header,
+        query=query,
     )
+
+
+def _from_environment(headers: dict[str, str]) -> dict[str, str]:
+    """Header values written ``$NAME`` read from that environment variable (a secret stays out of configs)."""
+    found = {}
+    for header, value in headers.items():
+        if value.startswith("$"):
+            value = os.environ.get(value[1:], "")
+            if not value:
+                raise ConfigError("headers", f"header {header}: the environment variable {headers[header]} is not set")
+        found[header] = value
+    return found
 
 
 def _probe_count(reply: object) -> int:

@@ -1,0 +1,155 @@
+"""Free-text questions with a reference answer from the user's own file, scored by ROUGE-L and optionally a judge."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .._util.errors import ConfigError, DataError
+from .._util.hashing import stable_hash
+from ..judges import ask
+from ..models import GenerateConfig
+from ..prompts import add_template
+from ..scorers.text import rouge_l
+from ..synthesis import parse_score
+from ..tasks import Document, Generation, Sample, SampleContext, Score, Scorer, Task, read_rows, scorer, task
+from .lfqa import LongFormAnswer
+from .mcq_file import file_digest
+
+FIELDS = ("id", "question", "reference", "context", "metadata")
+"""The fields of a free-text item; ``fields=`` maps them to a file's own names."""
+REFERENCE_JUDGE = add_template(
+    "judge/reference",
+    1,
+    "You grade an answer to a question against the reference answer an expert wrote.\n\nQuestion:\n{question}\n\n"
+    "Reference answer:\n{reference}\n\nCandidate answer:\n{candidate}\n\nHow well does the candidate agree with "
+    "the reference, from 0 (contradicts it or unrelated) to 5 (says the same)? Reply in exactly this form:\n"
+    "Rationale: <one or two sentences>\nScore: <0-5>",
+    "judge/reference-0-5: agreement of a free-text answer with the reference answer.",
+)
+REFERENCE_RETRY = add_template(
+    "judge/reference-retry",
+    1,
+    'Your reply did not end with a line "Score: <0-5>". Give only that line.',
+    "The one follow-up of an unreadable judge/reference-0-5 reply.",
+)
+
+
+def load_text_file(path: str, *, fields: Mapping[str, str] | None = None, split: str | None = None) -> list[Sample]:
+    """Samples from a file of items ``{"id", "question", "reference", "context"?, "metadata"?}``.
+
+    Read like ``mcq-file`` (JSONL, JSON, CSV, Parquet, a ``datasets`` folder; ``fields`` maps
+    names); every problem is a ``DataError`` naming the file, line or row, and field.
+    """
+    unknown = sorted(set(fields or {}) - set(FIELDS))
+    if unknown:
+        raise ConfigError("fields", f"unknown item field {unknown[0]!r}; item fields: {', '.join(FIELDS)}")
+    samples: list[Sample] = []
+    seen: set[str] = set()
+    for place, raw in read_rows(path, split=split):
+        record = dict(raw)
+        for name, column in (fields or {}).items():
+            if column not in raw:
+                raise place.error(f"missing field (mapped to '{name}'); the record has {sorted(raw)}", field=column)
+            record[name] = raw[column]
+        for key in ("id", "question", "reference"):
+            value = record.get(key)
+            if key == "id" and isinstance(value, int) and not isinstance(value, bool):
+                value = record[key] = str(value)
+            if not isinstance(value, str) or not value.strip():
+                raise place.error("missing field" if value is None else "expected a non-empty string", field=key)
+        if record["id"] in seen:
+            raise place.error("duplicate id", field="id", value=record["id"])
+        seen.add(record["id"])
+        context = record.get("context") or []
+        texts = [context] if isinstance(context, str) else context
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise place.error("expected a string or a list of strings", field="context", value=context)
+        metadata = record.get("metadata", {})
+        if not isinstance(metadata, dict):
+            raise place.error("expected an object", field="metadata", value=metadata)
+        samples.append(
+            Sample(
+                id=record["id"],
+                input=record["question"],
+                target=record["reference"],
+                documents=[Document(id=f"{record['id']}/context/{i}", text=t) for i, t in enumerate(texts)],
+                metadata=metadata,
+            )
+        )
+    if not samples:
+        raise DataError(path, "no questions in the file")
+    return samples
+
+
+class ReferenceJudge:
+    """``judge/reference-0-5``: the judge rates agreement of the answer with the reference, 0–5.
+
+    Value ``reference``; the rationale is the score's explanation and the raw replies are kept.
+    """
+
+    name = "judge/reference-0-5"
+    templates = (REFERENCE_JUDGE, REFERENCE_RETRY)
+
+    def __init__(self, role: str = "judge", max_tokens: int = 256) -> None:
+        self.role = role
+        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade the generation."""
+        prompt = REFERENCE_JUDGE.render(
+            question=sample.input, reference=str(sample.target), candidate=generation.output
+        )
+        attempt = await ask(
+            ctx, self.name, prompt, lambda text: parse_score(text, "Score"), REFERENCE_RETRY.text,
+            config=self.config, role=self.role,
+        )  # fmt: skip
+        found = re.search(r"(?is)rationale\W*:\s*(.+?)\s*(?:score\W*:|$)", attempt.replies[0])
+        rationale = found.group(1).strip() if found else None
+        return Score(values={"reference": attempt.value}, explanation=rationale, metadata=attempt.metadata())
+
+
+@scorer("judge/reference-0-5")
+def reference_judge(role: str = "judge", max_tokens: int = 256) -> ReferenceJudge:
+    """A judge rating a free-text answer's agreement with the reference answer, 0–5."""
+    return ReferenceJudge(role, max_tokens)
+
+
+@task("text-file")
+def text_file(
+    path: str,
+    fields: dict[str, str] | None = None,
+    split: str | None = None,
+    judge: bool = False,
+    system_prompt: str | None = None,
+    max_tokens: int = 512,
+) -> Task:
+    """Free-text questions with a reference answer from your own file, scored by ROUGE-L (and a judge).
+
+    Args:
+        path: A JSONL, JSON, CSV or Parquet file, or a folder written by datasets' save_to_disk.
+        fields: Item field → the file's name for it, e.g. {question: prompt, reference: answer}.
+        split: The split of a datasets folder that holds several.
+        judge: Also grade each answer against the reference with judge/reference-0-5 (role judge).
+        system_prompt: Role prompt sent as the system message.
+        max_tokens: Answer length budget.
+    """
+    samples = load_text_file(path, fields=fields, split=split)
+    workflow = LongFormAnswer(system_prompt)
+    scorers: list[Scorer] = [rouge_l()]
+    if judge:
+        scorers.append(ReferenceJudge())
+    mapping = stable_hash([sorted((fields or {}).items()), split], 8)
+    return Task(
+        name="text-file",
+        dataset=samples,
+        workflow=workflow,
+        scorers=scorers,
+        version=f"file-{file_digest(path)}.{mapping}.{workflow.version}",
+        generate_config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
+        metadata={"source": str(path)},
+        roles=("judge",) if judge else (),
+    )
+
+
+__all__ = ["FIELDS", "ReferenceJudge", "load_text_file", "reference_judge", "text_file"]

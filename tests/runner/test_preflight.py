@@ -1,0 +1,82 @@
+"""The pre-flight request: a server that cannot be used stops the run with one error, nothing stored as failed."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.chat_server import chat_server, completion
+from tests.helpers.cli import ebmeval
+
+
+def recorded(store: Path) -> tuple[int, int]:
+    """(errors, generations) the store holds (0, 0 when no store was made)."""
+    if not store.exists():
+        return 0, 0
+    db = sqlite3.connect(store)
+    try:
+        return db.execute("SELECT count(*) FROM errors").fetchone()[0], db.execute(
+            "SELECT count(*) FROM generations"
+        ).fetchone()[0]
+    finally:
+        db.close()
+
+
+def run(tmp_path: Path, model: str, *extra: str) -> Any:
+    return ebmeval("run", "--task", "pubmedqa", "--model", model, "--limit", "100", *extra, cwd=tmp_path, timeout=60)
+
+
+def test_unreachable_server_is_one_error_and_nothing_failed(tmp_path: Path) -> None:
+    result = run(tmp_path, "openai-compatible:m@http://127.0.0.1:9/v1")
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert lines[0].startswith("error: openai-compatible/m (role model): pre-flight request failed")
+    assert "Cannot reach the model server at http://127.0.0.1:9/v1" in lines[0]
+    assert recorded(tmp_path / "runs" / "ebmeval.sqlite") == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "expected"),
+    [
+        (404, "The model `gpt-5` does not exist", "does not serve model 'gpt-5'"),
+        (
+            401,
+            "Incorrect API key provided",
+            "HTTP 401: Incorrect API key provided. Check the API key in $OPENAI",
+        ),
+    ],
+)
+def test_wrong_model_name_or_bad_key_is_one_error(tmp_path: Path, status: int, message: str, expected: str) -> None:
+    with chat_server(lambda _b, _h: (status, {"error": {"message": message}})) as (url, received):
+        result = run(tmp_path, f"openai-compatible:gpt-5@{url}")
+    assert result.returncode == 2 and expected in result.stderr and "Traceback" not in result.stderr
+    assert [r["path"] for r in received] == ["/v1/chat/completions"]  # the pre-flight request only
+    assert recorded(tmp_path / "runs" / "ebmeval.sqlite") == (0, 0)
+
+
+def test_a_judge_that_cannot_be_reached_is_named_by_its_role(tmp_path: Path) -> None:
+    with chat_server(lambda _b, _h: completion("Answer: yes")) as (url, received):
+        result = ebmeval(
+            "run", "--task", "synthesis", "--task-arg", "text_metrics=false", "--limit", "3",
+            "--model", f"openai-compatible:m@{url}", "--role", "judge=openai-compatible:j@http://127.0.0.1:9/v1",
+            cwd=tmp_path, timeout=60,
+        )  # fmt: skip
+    assert result.returncode == 2
+    assert "openai-compatible/j (role judge): pre-flight request failed" in result.stderr
+    assert [r["path"] for r in received] == ["/v1/chat/completions"]
+    assert recorded(tmp_path / "runs" / "ebmeval.sqlite") == (0, 0)
+
+
+def test_a_usable_server_gets_one_pre_flight_request_then_the_samples(tmp_path: Path) -> None:
+    with chat_server(lambda _b, _h: completion("Answer: yes")) as (url, received):
+        first = run(tmp_path, f"openai-compatible:m@{url}", "--limit", "3", "--no-cache")
+        again = run(tmp_path, f"openai-compatible:m@{url}", "--limit", "3", "--no-cache")
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    chats = [r["body"] for r in received if r["path"].endswith("/chat/completions")]
+    prompts = [body["messages"][-1]["content"] for body in chats]
+    assert prompts[0] == "Reply with OK." and chats[0]["max_tokens"] == 1
+    assert len(prompts) == 4  # pre-flight + 3 samples; the finished run resumes without a request
