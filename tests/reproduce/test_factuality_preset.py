@@ -43,7 +43,7 @@ def write_inputs(folder: Path) -> list[str]:
         cells = [x.strip() for x in MAIN[review] + SECOND[review]]
         lines.append(",".join([review, *cells]))
     (folder / "labels.csv").write_text("\n".join(lines) + "\n")
-    return ["--task-arg", "generated=gen.csv", "--task-arg", "targets=targets.csv"]
+    return ["--preset-arg", "generated=gen.csv", "--preset-arg", "targets=targets.csv"]
 
 
 def table(payload: dict[str, Any], source: str) -> dict[str, Any]:
@@ -56,7 +56,7 @@ def cell(found: dict[str, Any], row: str, column: str) -> dict[str, Any]:
 
 def test_tables_from_the_users_labels_beside_the_published_ones(tmp_path: Path) -> None:
     files = write_inputs(tmp_path)
-    labels = ["--task-arg", "labels=labels.csv", "--task-arg", "annotator=main", "--task-arg", "judge=false"]
+    labels = ["--preset-arg", "labels=labels.csv", "--preset-arg", "annotator=main", "--preset-arg", "judge=false"]
     done = ebmeval("reproduce", "factuality", "--model", "external:BART", *files, *labels, "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
@@ -98,7 +98,22 @@ def test_tables_2_3_and_5_from_a_judge_and_table_1_asks_for_labels(tmp_path: Pat
     assert table_1["cells"] == [] and any("labels=FILE" in note for note in table_1["notes"])
 
 
-def test_listed_with_what_it_cannot_cover(tmp_path: Path) -> None:
+def test_the_summaries_file_is_asked_for_before_any_run(tmp_path: Path) -> None:
+    write_inputs(tmp_path)
+    done = ebmeval("reproduce", "factuality", "--model", "external:BART", "--preset-arg", "targets=targets.csv",
+                   cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2 and "needs --preset-arg generated=…" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_listed_with_what_it_cannot_cover_and_the_inputs_it_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     done = ebmeval("reproduce", "--list", "--json", cwd=tmp_path)
     found = next(p for p in json.loads(done.stdout) if p["name"] == "factuality")
     assert any("Table 1" in c for c in found["covers"]) and any("not public" in x for x in found["limits"])
+    assert found["options"]["generated"]["required"] and not found["options"]["labels"]["required"]
+    assert found["conditions"][0]["inputs"] == ["generated", "targets", "labels", "annotator", "judge"]
+    monkeypatch.setenv("COLUMNS", "2000")
+    shown = ebmeval("reproduce", "--list", cwd=tmp_path)
+    assert "generated (required): the system's summaries" in shown.stdout

@@ -23,7 +23,7 @@ def test_mrag_table_1_with_and_without_rag_through_a_loopback_server(server: str
     write_store(docs, tmp_path / "corpus").close()
     build_index(tmp_path / "corpus", tmp_path / "ix", "bm25")
     spec = f"openai-compatible:gpt-4o@{server}"
-    args = ["--model", spec, "--paper-row", f"{spec}=GPT-4 (gpt-4o)", "--input", "retrieval=ix", "--limit", "1"]
+    args = ["--model", spec, "--paper-row", f"{spec}=GPT-4 (gpt-4o)", "--preset-arg", "retrieval=ix", "--limit", "1"]
     done = ebmeval("reproduce", "mrag", *args, "--store", "r.sqlite", "--json", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
@@ -49,4 +49,5 @@ def test_mrag_table_1_with_and_without_rag_through_a_loopback_server(server: str
 
 def test_rag_conditions_need_the_index(tmp_path: Path) -> None:
     done = ebmeval("reproduce", "mrag", "--model", "baseline/random", "--store", "r.sqlite", cwd=tmp_path)
-    assert done.returncode == 2 and "--input retrieval=" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and "--preset-arg retrieval=" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # refused before any run started

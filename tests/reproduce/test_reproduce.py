@@ -6,14 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from ebmeval._util.errors import UsageError
 from ebmeval.benchmarks.caremedeval import load_caremedeval
-from ebmeval.reproduce import Condition, Preset, Reproduction, condition_config, preset_registry
+from ebmeval.reproduce import Condition, Preset, PresetOption, Reproduction, condition_config, preset_registry
 from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval
 
@@ -87,6 +86,9 @@ def test_list_shows_presets_with_version_coverage_and_limits(tmp_path: Path) -> 
         (("caremedeval",), "name at least one model"),
         (("caremedevl", "--model", "baseline/random"), "Unknown preset 'caremedevl'"),
         (("caremedeval", "--model", "baseline/random", "--paper-row", "oops"), "expected SPEC=ROW"),
+        (("caremedeval", "--model", "baseline/random", "--preset-arg", "x=1"), "takes no --preset-arg 'x'"),
+        (("caremedeval", "--model", "baseline/random", "--task-arg", "context=none"), "No such option"),
+        (("caremedeval", "--model", "baseline/random", "--input", "retrieval=ix"), "No such option"),
     ],
 )
 def test_bad_requests_exit_2_in_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
@@ -203,23 +205,51 @@ def test_reproduce_reads_the_score_set_its_scorer_options_made(tmp_path: Path) -
     assert (round(lca[0]["value"], 4), round(lca[1]["value"], 4)) == (0.1948, 0.1798)
 
 
-def test_a_preset_takes_options_of_its_own(tmp_path: Path) -> None:
+def _options_preset() -> Preset:
+    """A preset whose ``given`` condition takes the option ``context``, required; ``plain`` takes none."""
+    given = Condition("given", "caremedeval", {"context": "full"}, inputs=("context",))
+    plain = Condition("plain", "caremedeval", {"context": "abstract"}, default=False)
+    options = {"context": PresetOption("article part", required=True)}
+    return Preset("opts", "1", "p", (), (), (given, plain), (), options=options)
+
+
+def test_a_preset_option_reaches_the_conditions_that_take_it(tmp_path: Path) -> None:
     from ebmeval.reproduce import reproduce
 
-    def configure(options: Mapping[str, str]) -> list[Condition]:
-        return [Condition("given", "caremedeval", {"context": options.get("context", "full")})]
-
-    preset = Preset("opts", "1", "p", (), (), (), (), options={"context": "article part"}, configure=configure)
     settings = {"limit": 3, "store": str(tmp_path / "s.db")}
-    done = reproduce(preset, ["baseline/random"], options={"context": "none"}, settings=settings)
+    done = reproduce(_options_preset(), ["baseline/random"], options={"context": "none"}, settings=settings)
     (found,) = done.runs.values()
-    assert found.condition == "given" and done.options == {"context": "none"}
-    assert RunStore(tmp_path / "s.db", read_only=True).get_run(found.run_id).config["task_args"]["context"] == "none"
-    assert reproduce(preset, [], options={"context": "none"}).runs == {}  # tables from the options alone
-    with pytest.raises(UsageError, match="takes no option 'labels' \\(its options: context\\)"):
-        reproduce(preset, ["baseline/random"], options={"labels": "x.tsv"})
+    store = RunStore(tmp_path / "s.db", read_only=True)
+    assert found.condition == "given" and store.get_run(found.run_id).config["task_args"]["context"] == "none"
+    plain = condition_config(
+        _options_preset().condition("plain"), "m", model_args={}, roles={}, settings={}, options={"context": "none"}
+    )
+    assert plain.task_args == {"context": "abstract"}  # a condition that does not take the option keeps its own
+
+
+def test_preset_options_are_checked_before_any_run_starts(tmp_path: Path) -> None:
+    from ebmeval.reproduce import reproduce
+
+    preset, store = _options_preset(), str(tmp_path / "s.db")
+    with pytest.raises(UsageError, match="takes no --preset-arg 'labels' \\(its options: context\\)"):
+        reproduce(
+            preset, ["baseline/random"], options={"context": "none", "labels": "x.tsv"}, settings={"store": store}
+        )
+    with pytest.raises(UsageError, match="condition 'given' of preset 'opts' needs --preset-arg context=… \\(article"):
+        reproduce(preset, ["baseline/random"], settings={"store": store})
+    assert not (tmp_path / "s.db").exists()
+    alone = reproduce(preset, ["baseline/random"], conditions=["plain"], settings={"limit": 2, "store": store})
+    assert list(alone.runs) == [("plain", "baseline/random")]  # a condition that does not take it runs without it
     with pytest.raises(UsageError, match="name at least one model"):
-        reproduce(preset, [])
+        reproduce(preset, [], options={"context": "none"})
+
+
+def test_a_preset_declares_exactly_the_options_its_conditions_take() -> None:
+    takes = Condition("a", "caremedeval", inputs=("labels",))
+    with pytest.raises(ValueError, match="undeclared options \\['labels'\\], no condition takes \\[\\]"):
+        Preset("x", "1", "p", (), (), (takes,), ())
+    with pytest.raises(ValueError, match="undeclared options \\[\\], no condition takes \\['index'\\]"):
+        Preset("x", "1", "p", (), (), (Condition("a", "caremedeval"),), (), options={"index": PresetOption("i")})
 
 
 def test_medmeta_table_2_under_the_papers_prompts_beside_the_published_means(tmp_path: Path) -> None:

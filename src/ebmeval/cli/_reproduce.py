@@ -31,17 +31,13 @@ def reproduce(
     role_arg: Annotated[
         list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
     ] = None,
-    task_arg: Annotated[
-        list[str] | None,
-        typer.Option("--task-arg", help="Task option KEY=VALUE for every condition (a preset's own files …)."),
-    ] = None,
     scorer_arg: Annotated[
         list[str] | None,
         typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
     ] = None,
     preset_arg: Annotated[
         list[str] | None,
-        typer.Option("--preset-arg", help="The preset's own option KEY=VALUE (see --list), e.g. an input file."),
+        typer.Option("--preset-arg", help="The preset's option KEY=VALUE (see --list): a file or index of yours."),
     ] = None,
     paper_row: Annotated[
         list[str] | None,
@@ -49,10 +45,6 @@ def reproduce(
     ] = None,
     condition: Annotated[
         list[str] | None, typer.Option("--condition", help="Run only this condition (repeatable; default all).")
-    ] = None,
-    input_arg: Annotated[
-        list[str] | None,
-        typer.Option("--input", help="NAME=VALUE a condition needs (e.g. retrieval=INDEX_FOLDER; see --list)."),
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Answer only N samples per condition.")] = None,
     seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
@@ -84,18 +76,16 @@ def reproduce(
         "concurrency": concurrency,
         "store": store,
         "scorer_args": scorer_options(scorer_arg) or None,
-        "task_args": key_values(task_arg, "--task-arg") or None,
     }
     done = reproduce_preset(
         preset,
         model or [],
         conditions=condition or (),
-        inputs=key_values(input_arg, "--input"),
+        options=key_values(preset_arg, "--preset-arg"),
         model_args=key_values(model_arg, "--model-arg"),
         roles=role_models(role, role_arg),
         rows=_rows(paper_row),
         settings={k: v for k, v in settings.items() if v is not None},
-        options={k: str(v) for k, v in key_values(preset_arg, "--preset-arg").items()},
         run=_run_with_progress,
     )
     _print(done, fmt, as_json)
@@ -167,7 +157,7 @@ def _list(as_json: bool) -> None:
                 "paper": p.paper,
                 "covers": list(p.covers),
                 "limits": list(p.limits),
-                "options": dict(p.options),
+                "options": {key: vars(option) for key, option in p.options.items()},
                 "conditions": [
                     {
                         "name": c.name,
@@ -198,7 +188,7 @@ def _list(as_json: bool) -> None:
             p.version,
             p.paper,
             _conditions(p),
-            "; ".join(f"{key}: {about}" for key, about in p.options.items()),
+            _options(p),
             "; ".join(p.covers),
             "; ".join(p.limits),
         )
@@ -210,3 +200,8 @@ def _conditions(preset: Preset) -> str:
     named = [c.name for c in preset.conditions if not c.default]
     shown = ", ".join(c.name for c in preset.conditions if c.default)
     return shown + (f"; when named: {', '.join(named)}" if named else "")
+
+
+def _options(preset: Preset) -> str:
+    """``retrieval (required): the folder of …; labels: …``."""
+    return "; ".join(f"{key}{' (required)' * o.required}: {o.about}" for key, o in preset.options.items())

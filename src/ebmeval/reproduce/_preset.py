@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._util.errors import UsageError
 from .._util.registry import Registry
 
 if TYPE_CHECKING:
@@ -27,8 +28,9 @@ class Condition:
         about: What the condition is, in the paper's words.
         default: Whether it runs when no ``--condition`` is named (a condition that fits only
             some models, such as a reasoning-effort setting, runs only when named).
-        inputs: Task options the user supplies (``--input NAME=VALUE``), such as the folder of
-            the retrieval index a RAG condition answers over.
+        inputs: The preset's options (``Preset.options``) the condition takes, each as the task
+            option of the same name: the folder of the retrieval index a RAG condition answers
+            over, a file of the user's summaries …
     """
 
     name: str
@@ -39,6 +41,19 @@ class Condition:
     about: str = ""
     default: bool = True
     inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PresetOption:
+    """An input of the user's own that a preset takes, given as ``--preset-arg KEY=VALUE``.
+
+    Attributes:
+        about: What it is, shown by ``--list``.
+        required: Whether a condition that takes it (``Condition.inputs``) cannot run without it.
+    """
+
+    about: str
+    required: bool = False
 
 
 TableBuilder = Callable[["Reproduction"], "TracedTable"]
@@ -59,10 +74,8 @@ class Preset:
         tables: Builders of the paper's tables, in the paper's order.
         rows: Model spec → the row of the paper it reproduces (``baseline/random`` → "Random …").
         options: The ``--preset-arg KEY=VALUE`` keys the preset takes (inputs of the user's own,
-            such as a file of human labels), each with what it means.
-        configure: Builds the conditions from the user's options (a path into a task option …);
-            unset, the conditions are ``conditions`` as declared. Table builders read the
-            options too, as ``Reproduction.options``.
+            such as a file of human labels or a retrieval index); the conditions that name a key
+            in their ``inputs`` take its value as a task option.
     """
 
     name: str
@@ -73,29 +86,36 @@ class Preset:
     conditions: tuple[Condition, ...]
     tables: tuple[TableBuilder, ...]
     rows: Mapping[str, str] = field(default_factory=dict)
-    options: Mapping[str, str] = field(default_factory=dict)
-    configure: Callable[[Mapping[str, str]], Sequence[Condition]] | None = None
+    options: Mapping[str, PresetOption] = field(default_factory=dict)
 
-    def conditions_for(self, options: Mapping[str, str]) -> tuple[Condition, ...]:
-        """The conditions under the user's ``options``; a key the preset does not take is a ``UsageError``."""
-        unknown = sorted(set(options) - set(self.options))
-        if unknown:
-            from .._util.errors import UsageError
+    def __post_init__(self) -> None:
+        taken = {key for condition in self.conditions for key in condition.inputs}
+        if taken != set(self.options):
+            undeclared, unused = sorted(taken - set(self.options)), sorted(set(self.options) - taken)
+            raise ValueError(
+                f"preset '{self.name}': conditions take undeclared options {undeclared}, no condition takes {unused}"
+            )
 
-            takes = ", ".join(self.options) or "none"
-            raise UsageError(f"preset '{self.name}' takes no option '{unknown[0]}' (its options: {takes})")
-        return tuple(self.configure(options)) if self.configure is not None else self.conditions
-
-    def condition(self, name: str, options: Mapping[str, str] | None = None) -> Condition:
-        """The condition called ``name`` (under the user's ``options``)."""
-        found = self.conditions_for(options or {})
-        for condition in found:
+    def condition(self, name: str) -> Condition:
+        """The condition called ``name``; an unknown name is a ``UsageError``."""
+        for condition in self.conditions:
             if condition.name == name:
                 return condition
-        known = ", ".join(c.name for c in found)
-        from .._util.errors import UsageError
-
+        known = ", ".join(c.name for c in self.conditions)
         raise UsageError(f"preset '{self.name}' has no condition '{name}' (conditions: {known})")
+
+    def check_options(self, given: Mapping[str, Any], conditions: Iterable[Condition]) -> None:
+        """Refuse an option the preset does not take, or the lack of a required one that one of ``conditions`` takes."""
+        unknown = sorted(set(given) - set(self.options))
+        if unknown:
+            takes = ", ".join(self.options) or "none"
+            raise UsageError(f"preset '{self.name}' takes no --preset-arg '{unknown[0]}' (its options: {takes})")
+        for condition in conditions:
+            missing = [k for k in condition.inputs if self.options[k].required and k not in given]
+            if missing:
+                wanted = " ".join(f"--preset-arg {key}=…" for key in missing)
+                about = "; ".join(self.options[key].about for key in missing)
+                raise UsageError(f"condition '{condition.name}' of preset '{self.name}' needs {wanted} ({about})")
 
 
 preset_registry: Registry[Preset] = Registry("preset")

@@ -40,7 +40,6 @@ class Reproduction:
         runs: ``(condition, model)`` → its run.
         store: Path of the run store.
         rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
-        options: The user's ``--preset-arg`` values (inputs such as a labels file).
     """
 
     preset: Preset
@@ -48,7 +47,6 @@ class Reproduction:
     runs: dict[tuple[str, str], ConditionRun]
     store: str
     rows: dict[str, str] = field(default_factory=dict)
-    options: dict[str, str] = field(default_factory=dict)
     _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
 
     def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
@@ -87,21 +85,22 @@ def condition_config(
     model_args: Mapping[str, Any],
     roles: Mapping[str, Mapping[str, Any]],
     settings: Mapping[str, Any],
-    inputs: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> RunConfig:
     """The run config of ``condition`` on ``model``: the condition's task and options, the user's model and settings.
 
     Roles the condition's task does not use are left out, so one ``--role judge=…`` serves the
     conditions that need a judge. ``settings`` are further :class:`RunConfig` fields (``limit``,
-    ``store``, ``seed`` …); a ``generate``, ``scorer_args`` or ``task_args`` among them applies on top
-    of the condition's (``task_args`` carry what only the user has, e.g. the files of a preset whose
-    data is not public). ``inputs`` supplies the task options the condition names in ``Condition.inputs``.
+    ``store``, ``seed`` …); a ``generate`` or ``scorer_args`` among them applies on top of the
+    condition's. ``options`` are the user's preset options: those the condition names in
+    ``Condition.inputs`` become task options.
     """
-    task_args = {**condition.task_args, **settings.get("task_args", {}), **_inputs(condition, inputs or {})}
+    given = options or {}
+    task_args = {**condition.task_args, **{key: given[key] for key in condition.inputs if key in given}}
     used = set(create_task(condition.task, **task_args).roles)
     generate = {**condition.generate, **settings.get("generate", {})}
     scorer_args = {**condition.scorer_args, **settings.get("scorer_args", {})}
-    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args", "task_args")}
+    fields = {k: v for k, v in settings.items() if k not in ("generate", "scorer_args")}
     return config_from_flags(
         task=condition.task,
         task_args=task_args,
@@ -114,52 +113,36 @@ def condition_config(
     )
 
 
-def _inputs(condition: Condition, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The user's values of the task options ``condition`` needs; a missing one is a ``UsageError``."""
-    missing = [name for name in condition.inputs if name not in given]
-    if missing:
-        from .._util.errors import UsageError
-
-        wanted = " ".join(f"--input {name}=…" for name in missing)
-        raise UsageError(f"condition '{condition.name}' needs {wanted} ({condition.about or condition.task})")
-    return {name: given[name] for name in condition.inputs}
-
-
 def reproduce(
     preset: Preset,
     models: Sequence[str],
     *,
     conditions: Sequence[str] = (),
-    inputs: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
     model_args: Mapping[str, Any] | None = None,
     roles: Mapping[str, Mapping[str, Any]] | None = None,
     rows: Mapping[str, str] | None = None,
     settings: Mapping[str, Any] | None = None,
-    options: Mapping[str, str] | None = None,
     run: Callable[[RunConfig, str], RunResult] | None = None,
 ) -> Reproduction:
     """Run the preset's default conditions (or those named) on each model, resuming what is stored.
 
     Every condition × model is an ordinary run in the run store: a second call with the same
-    arguments resumes or reuses them. ``run`` runs one config, given with a label naming the
+    arguments resumes or reuses them. ``options`` are the user's values of the preset's options
+    (``Preset.options``); an unknown one, or a required one that a chosen condition lacks, is a
+    ``UsageError`` before any run starts. ``run`` runs one config, given with a label naming the
     condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
-    ``options`` are the preset's own (``Preset.options``); with none and no model there is
-    nothing to reproduce, a ``UsageError``. ``inputs`` are the task options conditions ask the
-    user for (``Condition.inputs``).
     """
-    given_options = dict(options or {})
-    if not models and not given_options:
+    if not models:
         raise UsageError("name at least one model with --model SPEC")
-    pool = preset.conditions_for(given_options)
-    chosen = [preset.condition(n, given_options) for n in conditions] if conditions else [c for c in pool if c.default]
+    chosen = [preset.condition(n) for n in conditions] if conditions else [c for c in preset.conditions if c.default]
+    preset.check_options(options or {}, chosen)
     given = dict(settings or {})
-    for condition in chosen:  # every input is checked before the first run starts
-        _inputs(condition, inputs or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
         for condition in chosen:
             config = condition_config(
-                condition, model, model_args=model_args or {}, roles=roles or {}, settings=given, inputs=inputs
+                condition, model, model_args=model_args or {}, roles=roles or {}, settings=given, options=options
             )
             label = f"{preset.name} · {condition.name} · {model}"
             result = run(config, label) if run is not None else run_config(config)
@@ -179,5 +162,4 @@ def reproduce(
         runs=done,
         store=str(given.get("store", DEFAULT_STORE)),
         rows={**preset.rows, **(rows or {})},
-        options=given_options,
     )

@@ -2,8 +2,8 @@
 
 The paper's summaries (BART and LED on the MSLR test set) and its annotations are not bundled.
 Each named model is the system that wrote a file of summaries (``--model external:BART``), given
-with the targets as task options (``--task-arg generated=FILE --task-arg targets=FILE``); an
-annotator's labels (``labels=FILE``, ``annotator=NAME``, the main annotator) and/or a judge
+with the targets as the preset's options (``--preset-arg generated=FILE --preset-arg targets=FILE``);
+an annotator's labels (``labels=FILE``, ``annotator=NAME``, the main annotator) and/or a judge
 (``--role judge=SPEC``) grade them. Published values are those of the tables as printed
 (percentages and ROUGE × 100 written as fractions).
 """
@@ -19,6 +19,7 @@ from ...reproduce import (
     Condition,
     Measure,
     Preset,
+    PresetOption,
     Reproduction,
     TracedTable,
     comparison,
@@ -36,7 +37,17 @@ SUMMARIES = Condition(
     "summaries",
     "factuality/summaries",
     about="the system's summaries (a file) against the review conclusions, graded by labels and/or a judge",
+    inputs=("generated", "targets", "labels", "annotator", "judge"),
 )
+
+OPTIONS = {
+    "generated": PresetOption("the system's summaries: MSLR CSV (ReviewID,Generated) or JSONL", required=True),
+    "targets": PresetOption("the test set's targets: CSV ReviewID,Target,Background or JSONL", required=True),
+    "labels": PresetOption("an annotator's labels of the summaries (Tables 1-3 from them)"),
+    "annotator": PresetOption("the main annotator of labels (default: the file's first)"),
+    "judge": PresetOption("false: grade by the labels alone, without the judge (--role judge=SPEC)"),
+}
+"""The task options of ``factuality/summaries`` that only the user has."""
 
 TABLE_1 = {
     "pico": (0.87, 0.80, 0.66),
@@ -161,7 +172,7 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     if found is None or labels is None or len(labels.annotators) < 2:
         for category, paper in TABLE_1.items():
             table.add(category, *[v for p in paper for v in (None, p, None)])
-        table.notes.append("ours: needs --task-arg labels=FILE with two or more annotators (annotator=MAIN)")
+        table.notes.append("ours: needs --preset-arg labels=FILE with two or more annotators (annotator=MAIN)")
         return TracedTable(table, cells)
     model, run_id, path, main = found
     main = main or labels.annotators[0]
@@ -199,12 +210,13 @@ register_preset(
         ),
         limits=(
             "the paper's BART/LED summaries and its annotations are not public: give each system's summaries "
-            "(--model external:NAME --task-arg generated=FILE --task-arg targets=FILE), one system per command",
-            "labels (--task-arg labels=FILE annotator=MAIN) must be in a layout factuality analyze reads without "
+            "(--model external:NAME --preset-arg generated=FILE --preset-arg targets=FILE), one system per command",
+            "labels (--preset-arg labels=FILE annotator=MAIN) must be in a layout factuality analyze reads without "
             "a mapping (<category>__<annotator> columns or an annotate export)",
             "Figure 3 (ROUGE-1 box plots) and the t-tests: ebmeval factuality analyze --run RUN --plot FILE",
         ),
         conditions=(SUMMARIES,),
         tables=(table_1, table_2, table_3, table_5),
+        options=OPTIONS,
     )
 )

@@ -3,13 +3,23 @@
 Section 5.1: every model answers with the CoT-Refine strategy, nucleus sampling at temperature
 0.7, top_p 0.8 and repetition penalty 1.05, without and with retrieval of eight snippets per
 question. Here each MRAG task the project ships is one condition without retrieval and one
-with it (``--input retrieval=INDEX``: the user's index, MRAG's is BGE-base over its combined
-corpus). Published values are Table 1's and Table 2's as printed.
+with it (``--preset-arg retrieval=INDEX``: the user's index, MRAG's is BGE-base over its
+combined corpus). Published values are Table 1's and Table 2's as printed.
 """
 
 from __future__ import annotations
 
-from ...reproduce import Condition, Entry, Measure, Preset, Reproduction, TracedTable, comparison_table, register_preset
+from ...reproduce import (
+    Condition,
+    Entry,
+    Measure,
+    Preset,
+    PresetOption,
+    Reproduction,
+    TracedTable,
+    comparison_table,
+    register_preset,
+)
 
 PAPER = (
     "MRAG: a benchmark and toolkit for retrieval-augmented generation in medicine "
@@ -127,7 +137,7 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     table = comparison_table(reproduction, "Closed-form tasks w/o. and w. RAG", headers, entries, source="Table 1")
     table.table.notes.append(
         "published accuracies are the paper's percentages as fractions; DDI and ChemProt micro-F1 have no "
-        "printed per-task values here; RAG rows need --input retrieval=INDEX"
+        "printed per-task values here; RAG rows need --preset-arg retrieval=INDEX"
     )
     return table
 
@@ -159,7 +169,7 @@ register_preset(
             "Table 2's LFQA runs (LiveQA, MedicationQA, HealthSearchQA) w/o. and w. RAG, when named",
         ),
         limits=(
-            "the retrieval index is the user's (--input retrieval=INDEX): MRAG's BGE-base index over its "
+            "the retrieval index is the user's (--preset-arg retrieval=INDEX): MRAG's BGE-base index over its "
             "combined corpus is not shipped",
             "CMeIE (IE) and the link-prediction sets ADInt and DRKG are not shipped",
             "Table 2's Elo values come from `ebmeval arena` with a judge; the preset prints the published "
@@ -168,5 +178,11 @@ register_preset(
         ),
         conditions=_conditions(),
         tables=(table_1, table_2),
+        options={
+            "retrieval": PresetOption(
+                "the folder of your retrieval index, from ebmeval index build: the -rag conditions answer over it",
+                required=True,
+            )
+        },
     )
 )
