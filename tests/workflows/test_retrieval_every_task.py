@@ -150,12 +150,27 @@ def test_small_local_model_answers_over_a_built_bm25_index(name: str, tmp_path: 
 def test_show_prompt_renders_every_task_name(tmp_path: Path) -> None:
     from ebmeval.tasks import task_registry
 
-    path = tmp_path / "q.jsonl"
-    path.write_text(json.dumps({"id": "1", "question": "Which?", "options": ["a", "b"], "answer": "A"}))
+    mcq, text = tmp_path / "q.jsonl", tmp_path / "t.jsonl"
+    mcq.write_text(json.dumps({"id": "1", "question": "Which?", "options": ["a", "b"], "answer": "A"}))
+    text.write_text(json.dumps({"id": "1", "question": "Why?", "reference": "Because."}))
+    summaries, targets = tmp_path / "s.jsonl", tmp_path / "g.jsonl"
+    summaries.write_text(json.dumps({"review_id": "r1", "generated": "Statins help."}))
+    targets.write_text(json.dumps({"review_id": "r1", "target": "Statins reduce deaths."}))
+    files = {  # the tasks that read the user's own files
+        "mcq-file": {"path": str(mcq)},
+        "text-file": {"path": str(text)},
+        "factuality/summaries": {"generated": str(summaries), "targets": str(targets)},
+    }
     for name in task_registry:
-        task = create_task(name, **({"path": str(path)} if name == "mcq-file" else {}))
+        task = create_task(name, **files.get(name, {}))
         shown = render_prompts(task, 0)
+        if name == "factuality/summaries":  # summaries written elsewhere: nothing is generated
+            assert shown == {}
+            continue
         assert shown and all("[user]" in text for text in shown.values()), name
+    args = [f"--task-arg={k}={v}" for k, v in files["factuality/summaries"].items()]
+    done = ebmeval("show-prompt", "factuality/summaries", *args, cwd=tmp_path)
+    assert done.returncode == 0 and "sends the model under evaluation no prompt" in done.stdout, done.stderr
 
 
 def test_show_prompt_command_traces_a_multi_step_workflow(tmp_path: Path) -> None:

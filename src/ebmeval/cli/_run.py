@@ -319,7 +319,10 @@ def show_prompt(
 
     built = create_task(task, **key_values(task_arg, "--task-arg"))
     chosen: int | str = int(sample) if sample.lstrip("-").isdigit() else sample
-    for step, text in render_prompts(built, chosen).items():
+    shown = render_prompts(built, chosen)
+    if not shown:
+        typer.echo(f"{task} sends the model under evaluation no prompt: its outputs are read from the given files.")
+    for step, text in shown.items():
         typer.echo(f"=== {step} ===\n{text}\n")
 
 
