@@ -103,7 +103,10 @@ def index_build(
         ray_workers=workers,
         **key_values(option, "--option"),
     )
-    console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
+    console.print(
+        f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out} "
+        f"({(manifest.disk_bytes or 0) / 2**20:,.1f} MiB on disk)"
+    )
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
 
