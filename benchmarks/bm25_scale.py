@@ -226,7 +226,8 @@ def run(args: argparse.Namespace) -> None:
 
 def vocab_one(args: argparse.Namespace) -> None:
     """One step of ``vocab`` in this process (the code on ``PYTHONPATH``): a build or a query start-up."""
-    from ebmeval.rag import build_index, load_index, read_manifest
+    from ebmeval.rag import build_index, load_index
+    from ebmeval.rag.index import read_manifest
 
     start = time.perf_counter()
     out: dict[str, Any]
