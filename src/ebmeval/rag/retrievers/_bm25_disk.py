@@ -175,16 +175,16 @@ class TermTable(Mapping[str, int]):
     """
 
     def __init__(self, folder: Path, prefix: str = VOCAB_PREFIX) -> None:
-        self.offsets = np.load(folder / f"{prefix}.offsets.npy", mmap_mode="r")
-        self.blob = np.load(folder / f"{prefix}.terms.npy", mmap_mode="r")
+        # memoryviews of the mapped arrays: indexing them costs a tenth of indexing numpy arrays
+        self.offsets = memoryview(np.load(folder / f"{prefix}.offsets.npy", mmap_mode="r")).cast("B").cast("q")
+        self.blob = memoryview(np.load(folder / f"{prefix}.terms.npy", mmap_mode="r")).cast("B")
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
     def term(self, position: int) -> bytes:
         """The UTF-8 bytes of the term at ``position``."""
-        term: bytes = self.blob[int(self.offsets[position]) : int(self.offsets[position + 1])].tobytes()
-        return term
+        return bytes(self.blob[self.offsets[position] : self.offsets[position + 1]])
 
     def __getitem__(self, term: str) -> int:
         key = term.encode("utf-8")
