@@ -17,7 +17,7 @@ each query start-up in its own process; ``--before``/``--after`` are ``src`` fol
 
     python benchmarks/bm25_scale.py corpus --n 200000 --out /tmp/bm25-vocab/terms-0.1m
     python benchmarks/bm25_scale.py corpus --n 200000 --unique-words 5 --out /tmp/bm25-vocab/terms-1.1m
-    git archive main src | tar -x -C /tmp/bm25-before
+    mkdir -p /tmp/bm25-before && git archive main src | tar -x -C /tmp/bm25-before
     python benchmarks/bm25_scale.py vocab --before /tmp/bm25-before/src --after src \
         --corpus /tmp/bm25-vocab/terms-0.1m --corpus /tmp/bm25-vocab/terms-1.1m --work /tmp/bm25-vocab
 """

@@ -105,7 +105,7 @@ def index_build(
     )
     console.print(
         f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out} "
-        f"({(manifest.disk_bytes or 0) / 2**20:,.1f} MiB on disk)"
+        f"({(manifest.disk_bytes or 0) / 2**10:,.0f} KiB on disk)"
     )
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
