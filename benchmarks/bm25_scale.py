@@ -11,6 +11,15 @@ and drops one word, so texts are distinct but keep real length and vocabulary. Q
 1,000 real questions (PubMedQA, BioASQ), k = 10. Every ``run`` is its own process, so its
 peak resident memory (``ru_maxrss``) is its own; the load average is recorded beside it.
 Results are merged into ``benchmarks/results/bm25_scale.json``.
+
+Memory against the number of distinct terms, one code version against another (each build and
+each query start-up in its own process; ``--before``/``--after`` are ``src`` folders)::
+
+    python benchmarks/bm25_scale.py corpus --n 200000 --out /tmp/bm25-vocab/terms-0.1m
+    python benchmarks/bm25_scale.py corpus --n 200000 --unique-words 5 --out /tmp/bm25-vocab/terms-1.1m
+    mkdir -p /tmp/bm25-before && git archive main src | tar -x -C /tmp/bm25-before
+    python benchmarks/bm25_scale.py vocab --before /tmp/bm25-before/src --after src \
+        --corpus /tmp/bm25-vocab/terms-0.1m --corpus /tmp/bm25-vocab/terms-1.1m --work /tmp/bm25-vocab
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import re
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -63,11 +73,28 @@ def varied(n: int) -> Iterator[Any]:
         yield Document(id=f"{base.id}~{copy}", title=base.title, text=" ".join(words))
 
 
+def with_unique_words(documents: Iterator[Any], per_document: int) -> Iterator[Any]:
+    """The documents, each ending in ``per_document`` words that occur in no other document."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for i, document in enumerate(documents):
+        words = []
+        for j in range(per_document):
+            n, word = i * per_document + j, ""
+            while True:
+                n, digit = divmod(n, 26)
+                word += letters[digit]
+                if not n:
+                    break
+            words.append("qz" + word)  # letters only: the stemmer leaves such words distinct
+        yield document.model_copy(update={"text": f"{document.text} {' '.join(words)}"})
+
+
 def make_corpus(args: argparse.Namespace) -> None:
     from ebmeval.rag.corpus import write_store
 
     start = time.perf_counter()
-    store = write_store(varied(args.n), args.out, {"benchmark": "bm25_scale", "n": args.n})
+    documents = with_unique_words(varied(args.n), args.unique_words) if args.unique_words else varied(args.n)
+    store = write_store(documents, args.out, {"benchmark": "bm25_scale", "n": args.n, "unique": args.unique_words})
     seconds = time.perf_counter() - start
     print(f"wrote {len(store):,} documents to {args.out} in {seconds:.0f} s ({folder_mb(args.out)} MB)")
 
@@ -197,6 +224,76 @@ def run(args: argparse.Namespace) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def vocab_one(args: argparse.Namespace) -> None:
+    """One step of ``vocab`` in this process (the code on ``PYTHONPATH``): a build or a query start-up."""
+    from ebmeval.rag import build_index, load_index
+    from ebmeval.rag.index import read_manifest
+
+    start = time.perf_counter()
+    out: dict[str, Any]
+    if args.step == "build":
+        build_index(args.corpus, args.index, "bm25", memory_mb=args.memory_mb, overwrite=True)
+        out = {"build_s": time.perf_counter() - start, "build_peak_mb": peak_mb(), "index_mb": folder_mb(args.index)}
+        out["n_terms"] = read_manifest(args.index).arrays["indptr.csc.index.npy"].shape[0] - 1
+    else:
+        retriever = load_index(args.index)
+        retriever.retrieve(queries_of(DATA, 1)[:1], 10)
+        out = {"start_s": time.perf_counter() - start, "start_peak_mb": peak_mb()}
+        queries = queries_of(DATA, args.queries)
+        start = time.perf_counter()
+        retriever.retrieve(queries, 10)
+        out["queries_per_s"] = len(queries) / (time.perf_counter() - start)
+        out["query_peak_mb"] = peak_mb()
+    print(json.dumps(out))
+
+
+def vocab(args: argparse.Namespace) -> None:
+    """Build and query each corpus with the ``before`` and the ``after`` code, then print the table."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    for corpus in args.corpus:
+        for version, src in (("before", args.before), ("after", args.after)):
+            index = Path(args.work) / f"vocab-{version}-{corpus.name}"
+            row: dict[str, Any] = {"corpus": corpus.name, "version": version, "memory_mb": args.memory_mb}
+            row["load_before"] = os.getloadavg()
+            for step in ("build", "query"):
+                command = [sys.executable, __file__, "vocab-one", step, "--corpus", str(corpus), "--index", str(index)]
+                command += ["--memory-mb", str(args.memory_mb), "--queries", str(args.queries)]
+                env = {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+                done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+                row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+            row["load_after"] = os.getloadavg()
+            print(json.dumps(row), flush=True)
+            results[f"vocab/{version}/{corpus.name}"] = row
+            shutil.rmtree(index, ignore_errors=True)
+    RESULTS.write_text(json.dumps(results, indent=2))
+    vocab_table(args)
+
+
+def versus(before: dict[str, Any], after: dict[str, Any], key: str, unit: str, digits: int = 0) -> str:
+    """``before → after unit (× ratio)`` of one measurement."""
+    return f"{before[key]:,.{digits}f} → {after[key]:,.{digits}f} {unit} (× {after[key] / before[key]:.2f})"
+
+
+def vocab_table(_: argparse.Namespace) -> None:
+    results = json.loads(RESULTS.read_text())
+    rows = {k.split("/", 1)[1]: r for k, r in results.items() if k.startswith("vocab/")}
+    print(
+        "| corpus | distinct terms | build peak RSS before → after | query start-up peak RSS before → after "
+        "| start-up time before → after | index on disk before → after |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in sorted({r["corpus"] for r in rows.values()}):
+        b, a = rows.get(f"before/{name}"), rows.get(f"after/{name}")
+        if b is None or a is None:
+            continue
+
+        print(
+            f"| {name} | {a['n_terms']:,} | {versus(b, a, 'build_peak_mb', 'MB')} "
+            f"| {versus(b, a, 'start_peak_mb', 'MB')} "
+            f"| {versus(b, a, 'start_s', 's', 2)} | {versus(b, a, 'index_mb', 'MB')} |"
+        )
+
+
 def table(_: argparse.Namespace) -> None:
     results = json.loads(RESULTS.read_text())
     print("| system | documents | build (wall / CPU) | peak RSS of build | index on disk | queries/s | load avg |")
@@ -215,6 +312,7 @@ def main() -> None:
     corpus = sub.add_parser("corpus", help="write a corpus folder of N varied real passages")
     corpus.add_argument("--n", type=int, required=True)
     corpus.add_argument("--out", type=Path, required=True)
+    corpus.add_argument("--unique-words", type=int, default=0, help="words per document found in no other")
     corpus.set_defaults(fn=make_corpus)
     repeat = sub.add_parser("repeat", help="write a corpus folder of another one repeated under new ids")
     repeat.add_argument("--source", type=Path, required=True)
@@ -230,6 +328,22 @@ def main() -> None:
     one.add_argument("--keep", action="store_true", help="keep the index folder")
     one.set_defaults(fn=run)
     sub.add_parser("table", help="print the results as Markdown").set_defaults(fn=table)
+    versions = sub.add_parser("vocab", help="build and query peak memory, one code version against another")
+    versions.add_argument("--before", type=Path, required=True, help="src folder of the earlier code")
+    versions.add_argument("--after", type=Path, required=True, help="src folder of the later code")
+    versions.add_argument("--corpus", type=Path, action="append", required=True)
+    versions.add_argument("--work", type=Path, required=True)
+    versions.add_argument("--memory-mb", type=int, default=16)
+    versions.add_argument("--queries", type=int, default=200)
+    versions.set_defaults(fn=vocab)
+    step = sub.add_parser("vocab-one", help="one build or query start-up of `vocab` (own process)")
+    step.add_argument("step", choices=["build", "query"])
+    step.add_argument("--corpus", type=Path, required=True)
+    step.add_argument("--index", type=Path, required=True)
+    step.add_argument("--memory-mb", type=int, default=16)
+    step.add_argument("--queries", type=int, default=200)
+    step.set_defaults(fn=vocab_one)
+    sub.add_parser("vocab-table", help="print the `vocab` results as Markdown").set_defaults(fn=vocab_table)
     args = parser.parse_args()
     args.fn(args)
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 
 from ebmeval.rag import build_index, load_index
 from ebmeval.rag.retrievers import BM25Retriever
-from ebmeval.rag.retrievers._bm25_disk import build_bm25_arrays
+from ebmeval.rag.retrievers._bm25_disk import TermTable, _TermWriter, build_bm25_arrays
 from ebmeval.tasks import Document
 
 pytest.importorskip("bm25s")
@@ -31,7 +33,8 @@ def zipf_corpus(n: int, seed: int = 0) -> list[Document]:
 
 def columns(folder: Path) -> dict[str, tuple[list[int], list[float]]]:
     """Each vocabulary term's (documents, scores) from bm25s' saved CSC arrays."""
-    vocab = json.loads((folder / "vocab.index.json").read_text())
+    saved = folder / "vocab.index.json"
+    vocab = json.loads(saved.read_text()) if saved.exists() else dict(TermTable(folder).items())
     data = np.load(folder / "data.csc.index.npy")
     indices = np.load(folder / "indices.csc.index.npy")
     indptr = np.load(folder / "indptr.csc.index.npy")
@@ -66,7 +69,7 @@ def test_streamed_arrays_equal_in_memory_arrays(method: str, tmp_path: Path) -> 
     assert params["num_docs"] == 3000 and params["method"] == method
     if method in ("bm25l", "bm25+"):
         vocab_m = json.loads((tmp_path / "memory" / "vocab.index.json").read_text())
-        vocab_s = json.loads((tmp_path / "stream" / "vocab.index.json").read_text())
+        vocab_s = dict(TermTable(tmp_path / "stream").items())
         nn_m = np.load(tmp_path / "memory" / "nonoccurrence_array.index.npy")
         nn_s = np.load(tmp_path / "stream" / "nonoccurrence_array.index.npy")
         assert {t: nn_s[i] for t, i in vocab_s.items() if i < len(nn_s)} == {
@@ -97,3 +100,90 @@ def test_memory_setting_is_an_option_not_a_parameter(tmp_path: Path) -> None:
     small = build_index(docs, tmp_path / "a", "bm25", memory_mb=1)
     large = build_index(docs, tmp_path / "b", "bm25", memory_mb=4096)
     assert small.params == large.params and "memory_mb" not in small.params
+
+
+def many_terms(n: int) -> Iterator[str]:
+    """``n`` texts of 12 words each: 10 occur in no other text, 2 are common (``10 n + 8`` distinct terms)."""
+    for i in range(n):
+        yield " ".join([f"u{i}x{j}" for j in range(10)] + ["common", f"shared{i % 7}"])
+
+
+def traced_peak_mb(run: Callable[[], object]) -> float:
+    """Peak memory Python and numpy allocated while ``run`` ran (tracemalloc), in MiB."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def test_build_memory_does_not_grow_with_the_vocabulary(tmp_path: Path) -> None:
+    def build(n: int) -> Callable[[], object]:
+        return lambda: build_bm25_arrays(
+            many_terms(n),
+            tmp_path / str(n),
+            k1=1.5,
+            b=0.75,
+            method="lucene",
+            stopwords=None,
+            stem=None,
+            memory_mb=1,
+            batch_size=500,
+        )
+
+    small, large = traced_peak_mb(build(2_000)), traced_peak_mb(build(30_000))  # 20,000 and 300,000 terms
+    # a vocabulary held whole (a dict entry and a string per term) costs over 30 MiB at 300,000 terms
+    assert large < small + 4, (small, large)
+    assert len(TermTable(tmp_path / "30000")) == 300_008
+
+
+def test_query_start_up_reads_only_the_terms_it_looks_up(tmp_path: Path) -> None:
+    texts = many_terms(30_000)
+    docs = [Document(id=f"d{i}", text=t) for i, t in enumerate(texts)]
+    build_index(docs, tmp_path / "ix", "bm25", stemmer=None, stopwords=None, memory_mb=8)
+    found: list[list[str]] = []
+    peak = traced_peak_mb(
+        lambda: found.append([h.document.id for h in load_index(tmp_path / "ix").retrieve(["u123x4"], 3)[0]])
+    )
+    assert found == [["d123"]]
+    assert peak < 8, peak  # bm25s' vocab.index.json of 300,008 terms loads as a dict of over 30 MiB
+    assert isinstance(load_index(tmp_path / "ix").model.vocab_dict, TermTable)
+
+
+def test_term_table_finds_every_term_and_only_those(tmp_path: Path) -> None:
+    terms = sorted({"", "a", "ab", "b", "二甲双胍", "éclair", "z" * 300, "zz"}, key=lambda t: t.encode())
+    writer = _TermWriter(tmp_path, "t")
+    for term in terms:
+        writer.add(term.encode("utf-8"))
+    writer.close()
+    table = TermTable(tmp_path, "t")
+    assert list(table) == terms and [table[t] for t in terms] == list(range(len(terms)))
+    for missing in ("aa", "0", "zzz", "二甲", "éclairs"):
+        assert missing not in table
+
+
+def test_index_with_a_bm25s_vocabulary_file_still_loads(tmp_path: Path) -> None:
+    """An index from an earlier build (vocabulary in bm25s' ``vocab.index.json``) answers as before."""
+    docs = zipf_corpus(400, seed=3)
+    build_index(docs, tmp_path / "ix", "bm25", memory_mb=1)
+    queries = ["w1xb w7xh", "w2xc", "w40xa w3xd w5xf"]
+    expected = load_index(tmp_path / "ix").retrieve(queries, 5)
+    folder = tmp_path / "ix"
+    (folder / "vocab.index.json").write_text(json.dumps(dict(TermTable(folder).items())))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name in ("vocab.terms.npy", "vocab.offsets.npy"):
+        (folder / name).unlink()
+        del manifest["arrays"][name]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    found = load_index(folder).retrieve(queries, 5)
+    assert [[(h.document.id, h.score) for h in q] for q in found] == [
+        [(h.document.id, h.score) for h in q] for q in expected
+    ]
+    assert sum(map(len, found)) == 15
+
+
+def test_manifest_records_disk_usage(tmp_path: Path) -> None:
+    manifest = build_index(zipf_corpus(100), tmp_path / "ix", "bm25")
+    files = [f for f in (tmp_path / "ix").rglob("*") if f.is_file() and f.name != "manifest.json"]
+    assert manifest.disk_bytes == sum(f.stat().st_size for f in files) > 0

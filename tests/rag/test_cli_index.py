@@ -24,8 +24,8 @@ def test_build_search_and_a_changed_corpus(corpus: list[Document], tmp_path: Pat
     done = ebmeval("index", "build", "corpus", "--out", "ix", "--option", "memory_mb=64", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "built bm25 index of 5 documents" in done.stdout + done.stderr
-    size = sum(f.stat().st_size for f in (tmp_path / "ix").rglob("*") if f.is_file())
-    assert f"({size:,} bytes)" in done.stdout + done.stderr
+    disk_bytes = json.loads((tmp_path / "ix" / "manifest.json").read_text())["disk_bytes"]
+    assert f"({disk_bytes / 1024:,.0f} KiB on disk)" in done.stderr and disk_bytes > 1024
     assert not (tmp_path / "ix" / "documents.jsonl").exists()
     found = ebmeval("search", "metformin diabetes", "--index", "ix", "--json", cwd=tmp_path)
     assert [h["document"]["id"] for h in json.loads(found.stdout)] == ["d3"]

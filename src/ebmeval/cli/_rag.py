@@ -104,9 +104,10 @@ def index_build(
         ray_workers=workers,
         **key_values(option, "--option"),
     )
-    console.print(f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out}")
-    size = sum(f.stat().st_size for f in Path(out).rglob("*") if f.is_file())
-    console.print(f"  disk: {size / 2**20:,.1f} MiB ({size:,} bytes)")
+    console.print(
+        f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out} "
+        f"({(manifest.disk_bytes or 0) / 2**10:,.0f} KiB on disk)"
+    )
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
 

@@ -233,6 +233,7 @@ def build_index(
         encoders=built.encoders(),
         arrays=arrays,
         report=built.report(),
+        disk_bytes=sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()),
         ebmeval_version=__version__,
         libraries=_versions(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),

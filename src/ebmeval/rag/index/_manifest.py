@@ -57,6 +57,8 @@ class IndexManifest(BaseModel):
     """Every ``.npy`` file, by path relative to the folder."""
     report: dict[str, Any] = Field(default_factory=dict)
     """What the build measured (e.g. ``recall_at_10`` of an approximate index against exact search)."""
+    disk_bytes: int | None = None
+    """Bytes of the folder's files when built, this manifest excepted (``None`` in older manifests)."""
     ebmeval_version: str
     libraries: dict[str, str] = Field(default_factory=dict)
     """Versions of the libraries the index was built with (bm25s, faiss, sentence-transformers)."""

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from ..._util.errors import ConfigError, MissingDependencyError
 from ...tasks import Document, RetrievedDocument
 from ._base import IndexedRetriever, index_text, ranked_results, retriever
-from ._bm25_disk import DEFAULT_MEMORY_MB, Tokenizer, bm25_tokenize, build_bm25_arrays
+from ._bm25_disk import DEFAULT_MEMORY_MB, TermTable, Tokenizer, bm25_tokenize, build_bm25_arrays
 
 if TYPE_CHECKING:
     from ._dense import Encoder
@@ -209,6 +209,18 @@ class BM25Retriever(IndexedRetriever):
         *,
         encoder: Encoder | None = None,
     ) -> Self:
-        """Open the arrays memory-mapped."""
-        model = _bm25s().BM25.load(str(folder), mmap=True, load_corpus=False, show_progress=False)
+        """Open the arrays memory-mapped.
+
+        The vocabulary of a streamed build (a :class:`TermTable`) is memory-mapped too; one
+        saved by bm25s (``vocab.index.json``, from :meth:`save` or an older streamed build) is
+        read whole, as bm25s does.
+        """
+        bm25s = _bm25s()
+        if (folder / "vocab.index.json").exists():
+            model = bm25s.BM25.load(str(folder), mmap=True, load_corpus=False, show_progress=False)
+            return cls(model, documents, **params)
+        model = bm25s.BM25.load(str(folder), mmap=True, load_vocab=False, load_corpus=False, show_progress=False)
+        model.vocab_dict = TermTable(folder)
+        if model.nonoccurrence_array is not None:
+            model.nonoccurrence_array = np.load(folder / "nonoccurrence_array.index.npy", mmap_mode="r")
         return cls(model, documents, **params)

@@ -1,24 +1,31 @@
-"""BM25 built in a stream: postings spilled to disk in segments, merged into bm25s' on-disk arrays.
+"""BM25 built in a stream: postings and vocabulary spilled to disk in segments, merged into bm25s' arrays.
 
 Pass 1 tokenises the corpus in batches (bm25s' tokenizer, so tokens equal the in-memory
-build's), counts each document's term frequencies and writes them as segments of
-``(term, document, tf)`` postings sorted by term, together with document frequencies and
-document lengths. Pass 2 walks the vocabulary in ranges whose postings fit the memory
-budget, reads each range's slice from every segment, computes
+build's), counts each document's term frequencies and collects them in a segment: its own
+small vocabulary, document frequencies and ``(term, document, tf)`` postings. A segment that
+reaches its share of the memory budget (postings or terms) is written to disk with its terms
+sorted, and postings sorted by term. The segments' sorted term lists are then merged (a
+k-way merge, read in chunks) into the index's vocabulary: every distinct term once, in
+UTF-8 byte order, its id being its position, with its document frequency summed and, per
+segment, the map from segment term to global id. Pass 2 walks the vocabulary in ranges
+whose postings fit the budget, reads each range's slice from every segment, computes
 ``score = IDF(t) · tfc(tf, |d|)`` with bm25s' own formulas and dtypes, and appends it to the
 CSC arrays (``data``, ``indices``, ``indptr``) that ``bm25s.BM25.load(mmap=True)`` opens.
 
-Memory held at once: one batch of tokens, one segment buffer, one vocabulary range, the
-vocabulary itself (a dict entry and 8 bytes per distinct term) and 4 bytes per document
-(its length). Everything else is on disk.
+Memory held at once: one batch of tokens, one segment (its postings and vocabulary), one
+vocabulary range and 4 bytes per document (its length); no structure grows with the number
+of distinct terms. The vocabulary is stored as a sorted term table (:class:`TermTable`),
+memory-mapped at query time so that a lookup touches only the pages its binary search reads.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
 import shutil
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,6 +42,17 @@ _SEGMENT_BYTES_PER_POSTING = 48
 """Bytes a buffered posting costs while a segment is collected and sorted."""
 _MERGE_BYTES_PER_POSTING = 96
 """Bytes a posting costs while its vocabulary range is merged and scored."""
+_SEGMENT_BYTES_PER_TERM = 400
+"""Bytes a segment's term costs (dict entry, string, its UTF-8 copy and rank while sorted)."""
+_MERGE_BYTES_PER_TERM = 200
+"""Bytes a term read ahead by the vocabulary merge costs (bytes object, tuple, heap entry)."""
+_CHUNK = 65536
+"""Items per read or write of per-term arrays streamed through memory."""
+_TERM_CHUNK = 4096
+"""Terms a term table writer buffers (as ``bytes`` objects) before writing them."""
+
+VOCAB_PREFIX = "vocab"
+"""The index's term table: ``vocab.terms.npy`` (UTF-8 bytes) and ``vocab.offsets.npy``."""
 
 _BUILD_DIR = "_bm25_build"
 
@@ -93,56 +111,265 @@ def _read_slice(path: Path, start: int, stop: int) -> npt.NDArray[Any]:
 
 
 class _ArrayWriter:
-    """Appends chunks to a 1-D ``.npy`` file whose length is known in advance."""
+    """Appends chunks to a 1-D ``.npy`` file; a length not given in advance is written into the header on close."""
 
-    def __init__(self, path: Path, dtype: type[np.generic], length: int) -> None:
+    def __init__(self, path: Path, dtype: type[np.generic], length: int | None = None) -> None:
         self.handle = open(path, "wb")
         self.dtype = np.dtype(dtype)
         self.length = length
         self.written = 0
+        self._header(length or 0)
+        self.data_offset = self.handle.tell()
+
+    def _header(self, length: int) -> None:
         header = {"descr": np.lib.format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": (length,)}
         np.lib.format.write_array_header_1_0(self.handle, header)
 
-    def write(self, chunk: npt.NDArray[Any]) -> None:
-        np.ascontiguousarray(chunk, dtype=self.dtype).tofile(self.handle)
-        self.written += len(chunk)
+    def write(self, chunk: npt.ArrayLike) -> None:
+        data = np.ascontiguousarray(chunk, dtype=self.dtype)
+        data.tofile(self.handle)
+        self.written += len(data)
 
     def close(self) -> None:
+        if self.length is None:
+            self.handle.seek(0)
+            self._header(self.written)  # padded to 64 bytes: the same size as the placeholder's
+            if self.handle.tell() != self.data_offset:
+                raise RuntimeError(f"header of {self.handle.name} changed size")
         self.handle.close()
-        if self.written != self.length:
+        if self.length is not None and self.written != self.length:
             raise RuntimeError(f"wrote {self.written} items, expected {self.length}")
 
 
-class _Segments:
-    """Pass 1: postings buffered per batch, flushed to disk sorted by (term, document)."""
+class _TermWriter:
+    """Writes a sorted term table: the terms' UTF-8 bytes concatenated, and the ``n + 1`` offsets into them."""
 
-    def __init__(self, folder: Path, limit: int) -> None:
+    def __init__(self, folder: Path, prefix: str) -> None:
+        self.blob = _ArrayWriter(folder / f"{prefix}.terms.npy", np.uint8)
+        self.offsets = _ArrayWriter(folder / f"{prefix}.offsets.npy", np.int64)
+        self.offsets.write(np.zeros(1, dtype=np.int64))
+        self.pending: list[bytes] = []
+        self.end = 0
+
+    def add(self, term: bytes) -> None:
+        self.pending.append(term)
+        if len(self.pending) >= _TERM_CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        lengths = np.fromiter(map(len, self.pending), np.int64, len(self.pending))
+        self.offsets.write(self.end + np.cumsum(lengths))
+        self.end += int(lengths.sum())
+        self.blob.write(np.frombuffer(b"".join(self.pending), dtype=np.uint8))
+        self.pending = []
+
+    def close(self) -> None:
+        self._flush()
+        self.blob.close()
+        self.offsets.close()
+
+
+class TermTable(Mapping[str, int]):
+    """A sorted term table on disk, memory-mapped: a term's id is its position, found by binary search.
+
+    A lookup reads about ``2 · log2(n)`` offsets and term bytes, so opening and querying an
+    index touches only those pages, not the whole vocabulary.
+    """
+
+    def __init__(self, folder: Path, prefix: str = VOCAB_PREFIX) -> None:
+        # memoryviews of the mapped arrays: indexing them costs a tenth of indexing numpy arrays
+        self.offsets = memoryview(np.load(folder / f"{prefix}.offsets.npy", mmap_mode="r")).cast("B").cast("q")
+        self.blob = memoryview(np.load(folder / f"{prefix}.terms.npy", mmap_mode="r")).cast("B")
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def term(self, position: int) -> bytes:
+        """The UTF-8 bytes of the term at ``position``."""
+        return bytes(self.blob[self.offsets[position] : self.offsets[position + 1]])
+
+    def __getitem__(self, term: str) -> int:
+        key = term.encode("utf-8")
+        lo, hi = 0, len(self)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.term(mid) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self) and self.term(lo) == key:
+            return lo
+        raise KeyError(term)
+
+    def __iter__(self) -> Iterator[str]:
+        for position in range(len(self)):
+            yield self.term(position).decode("utf-8")
+
+
+class _Segments:
+    """Pass 1: postings and their terms collected per segment, written to disk sorted by (term, document)."""
+
+    def __init__(self, folder: Path, max_postings: int, max_terms: int) -> None:
         self.folder = folder
-        self.limit = limit
-        self.parts: list[tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
+        self.max_postings = max_postings
+        self.max_terms = max_terms
+        self.parts: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int32]]] = []
+        self.vocab: dict[str, int] = {}  # this segment's terms only
+        self.df = np.zeros(1024, dtype=np.int64)
         self.buffered = 0
         self.count = 0
 
-    def add(self, terms: npt.NDArray[np.int32], docs: npt.NDArray[np.int32], tf: npt.NDArray[np.int32]) -> None:
-        self.parts.append((terms, docs, tf))
+    def add(self, names: list[str], lengths: npt.NDArray[np.int64], ids: list[list[int]], first_doc: int) -> None:
+        """One tokenised batch: ``names`` its local vocabulary, ``ids`` each document's local token ids."""
+        to_segment = np.fromiter((self.vocab.setdefault(t, len(self.vocab)) for t in names), np.int64, len(names))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), np.int64, int(lengths.sum()))
+        docs = np.repeat(np.arange(first_doc, first_doc + len(ids), dtype=np.int64), lengths)
+        keys, tf = np.unique((docs << 32) | to_segment[flat], return_counts=True)
+        terms = keys & 0xFFFFFFFF
+        if len(self.vocab) > len(self.df):
+            grown = max(len(self.vocab), 2 * len(self.df))
+            self.df = np.concatenate([self.df, np.zeros(grown - len(self.df), dtype=np.int64)])
+        self.df += np.bincount(terms, minlength=len(self.df))
+        self.parts.append((terms, (keys >> 32).astype(np.int32), tf.astype(np.int32)))
         self.buffered += len(terms)
+        if self.buffered >= self.max_postings or len(self.vocab) >= self.max_terms:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the segment: its terms in UTF-8 byte order, their dfs, and postings by (term rank, document)."""
+        if self.vocab:
+            names = [t.encode("utf-8") for t in self.vocab]
+            by_name = np.array(sorted(range(len(names)), key=names.__getitem__), dtype=np.int64)
+            writer = _TermWriter(self.folder, f"seg-{self.count:05d}")
+            for position in by_name.tolist():
+                writer.add(names[position])
+            writer.close()
+            del names
+            np.save(self.file(self.count, "df"), self.df[by_name])
+            rank = np.empty(len(by_name), dtype=np.int32)
+            rank[by_name] = np.arange(len(by_name), dtype=np.int32)
+            terms = rank[np.concatenate([p[0] for p in self.parts])]
+            order = np.argsort(terms, kind="stable")  # documents stay ascending within a term
+            np.save(self.file(self.count, "terms"), terms[order])
+            for i, name in ((1, "docs"), (2, "tf")):
+                np.save(self.file(self.count, name), np.concatenate([p[i] for p in self.parts])[order])
+            self.count += 1
+        self.parts, self.buffered, self.vocab = [], 0, {}
+        self.df = np.zeros(1024, dtype=np.int64)
+
+    def file(self, index: int, name: str) -> Path:
+        return self.folder / f"seg-{index:05d}-{name}.npy"
+
+    def map_file(self, index: int) -> Path:
+        """Raw int32 file: the global id of each of segment ``index``'s terms, in its term order."""
+        return self.folder / f"seg-{index:05d}-map.bin"
+
+    def sorted_terms(self, index: int, chunk: int) -> Iterator[tuple[bytes, int, int]]:
+        """``(term, segment, df)`` of segment ``index`` in term order, read ``chunk`` terms at a time."""
+        prefix = self.folder / f"seg-{index:05d}"
+        n = len(np.load(self.file(index, "df"), mmap_mode="r"))
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            offsets = _read_slice(prefix.with_name(prefix.name + ".offsets.npy"), start, stop + 1)
+            blob = _read_slice(prefix.with_name(prefix.name + ".terms.npy"), int(offsets[0]), int(offsets[-1]))
+            text, bounds = blob.tobytes(), (offsets - offsets[0]).tolist()
+            dfs = _read_slice(self.file(index, "df"), start, stop).tolist()
+            for i, df in enumerate(dfs):
+                yield text[bounds[i] : bounds[i + 1]], index, df
+
+
+class _SegmentMaps:
+    """Appends each segment's term → global id map to its file, buffering at most ``limit`` ids in all."""
+
+    def __init__(self, segments: _Segments, limit: int) -> None:
+        self.segments = segments
+        self.limit = limit
+        self.buffers = [array("i") for _ in range(segments.count)]
+        self.buffered = 0
+
+    def add(self, segment: int, term: int) -> None:
+        self.buffers[segment].append(term)
+        self.buffered += 1
         if self.buffered >= self.limit:
             self.flush()
 
     def flush(self) -> None:
-        if not self.parts:
-            return
-        terms = np.concatenate([p[0] for p in self.parts])
-        docs = np.concatenate([p[1] for p in self.parts])
-        tf = np.concatenate([p[2] for p in self.parts])
-        self.parts, self.buffered = [], 0
-        order = np.argsort(terms, kind="stable")  # documents stay ascending within a term
-        for name, array in (("terms", terms), ("docs", docs), ("tf", tf)):
-            np.save(self.folder / f"seg-{self.count:05d}-{name}.npy", array[order])
-        self.count += 1
+        for segment, buffer in enumerate(self.buffers):
+            if buffer:
+                with open(self.segments.map_file(segment), "ab") as handle:
+                    buffer.tofile(handle)
+                self.buffers[segment] = array("i")
+        self.buffered = 0
 
-    def files(self, index: int, name: str) -> Path:
-        return self.folder / f"seg-{index:05d}-{name}.npy"
+
+def _merge_vocabularies(segments: _Segments, folder: Path, budget: int) -> int:
+    """Merge the segments' sorted terms into the index's term table, ``df.npy`` and the segment maps.
+
+    Returns the number of distinct terms.
+    """
+    chunk = max(64, budget // 4 // _MERGE_BYTES_PER_TERM // max(segments.count, 1))
+    merged = heapq.merge(*(segments.sorted_terms(s, chunk) for s in range(segments.count)))
+    terms = _TermWriter(folder, VOCAB_PREFIX)
+    df_out = _ArrayWriter(segments.folder / "df.npy", np.int64)
+    maps = _SegmentMaps(segments, max(_CHUNK, budget // 4 // 8))
+    dfs = array("q")
+    last: bytes | None = None
+    n_terms = count = 0
+    for term, segment, df in merged:
+        if term != last:
+            if last is not None:
+                dfs.append(count)
+                if len(dfs) >= _CHUNK:
+                    df_out.write(np.frombuffer(dfs, dtype=np.int64))
+                    dfs = array("q")
+            terms.add(term)
+            last, count = term, 0
+            n_terms += 1
+        count += df
+        maps.add(segment, n_terms - 1)
+    if last is not None:
+        dfs.append(count)
+    df_out.write(np.frombuffer(dfs, dtype=np.int64))
+    df_out.close()
+    terms.close()
+    maps.flush()
+    return n_terms
+
+
+def _write_indptr(df_file: Path, path: Path, n_terms: int) -> int:
+    """``indptr`` (cumulative document frequencies) written in chunks; returns the number of postings."""
+    out = _ArrayWriter(path, np.int64, n_terms + 1)
+    out.write(np.zeros(1, dtype=np.int64))
+    total = 0
+    for start in range(0, n_terms, _CHUNK):
+        ends = total + np.cumsum(_read_slice(df_file, start, min(start + _CHUNK, n_terms)))
+        out.write(ends)
+        total = int(ends[-1])
+    out.close()
+    return total
+
+
+def _range_postings(
+    segments: _Segments, start_term: int, stop_term: int
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """Global term ids, documents and tfs of every posting of terms ``start_term:stop_term``, segment by segment."""
+    chunks: list[tuple[npt.NDArray[Any], ...]] = []
+    for s in range(segments.count):
+        mapping = np.memmap(segments.map_file(s), dtype=np.int32, mode="r")
+        lo_rank, hi_rank = (int(x) for x in np.searchsorted(mapping, [start_term, stop_term]))
+        if hi_rank == lo_rank:
+            continue
+        ids = np.array(mapping[lo_rank:hi_rank])
+        del mapping
+        local = np.load(segments.file(s, "terms"), mmap_mode="r")
+        lo, hi = (int(x) for x in np.searchsorted(local, [lo_rank, hi_rank]))
+        del local
+        terms = ids[_read_slice(segments.file(s, "terms"), lo, hi) - lo_rank]
+        chunks.append((terms, *(_read_slice(segments.file(s, n), lo, hi) for n in ("docs", "tf"))))
+    if not chunks:
+        empty = np.zeros(0, dtype=np.int32)
+        return empty, empty, empty
+    return tuple(np.concatenate([c[i] for c in chunks]) for i in range(3))  # type: ignore[return-value]
 
 
 Tokenizer = Literal["word", "zh"]
@@ -214,9 +441,12 @@ def build_bm25_arrays(
 ) -> StreamStats:
     """Index ``texts`` (streamed once) into bm25s' array files in ``folder``, holding about ``memory_mb`` MiB.
 
-    The files are those ``bm25s.BM25.save`` writes (``data``/``indices``/``indptr.csc.index.npy``,
-    ``vocab.index.json``, ``params.index.json`` and, for BM25L/BM25+, the non-occurrence array);
-    their scores equal those of ``bm25s.BM25(k1, b, method).index(bm25s.tokenize(texts))``.
+    The files are bm25s' score arrays (``data``/``indices``/``indptr.csc.index.npy``,
+    ``params.index.json`` and, for BM25L/BM25+, the non-occurrence array) and the vocabulary
+    as a :class:`TermTable` (``vocab.terms.npy``, ``vocab.offsets.npy``) in place of bm25s'
+    ``vocab.index.json``; each term's scores equal those of
+    ``bm25s.BM25(k1, b, method).index(bm25s.tokenize(texts))`` (term ids differ: here they
+    follow the terms' byte order).
     """
     import bm25s
     from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
@@ -225,9 +455,7 @@ def build_bm25_arrays(
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     budget = max(memory_mb, 1) * 2**20
-    segments = _Segments(work, budget // 2 // _SEGMENT_BYTES_PER_POSTING)
-    vocab: dict[str, int] = {}
-    df = np.zeros(1024, dtype=np.int64)
+    segments = _Segments(work, budget // 2 // _SEGMENT_BYTES_PER_POSTING, budget // 4 // _SEGMENT_BYTES_PER_TERM)
     n_docs = 0
     total_length = 0
     with open(work / "lengths.bin", "wb") as lengths_file:
@@ -236,16 +464,8 @@ def build_bm25_arrays(
             names = [""] * len(tokens.vocab)
             for token, local in tokens.vocab.items():
                 names[local] = token
-            to_global = np.fromiter((vocab.setdefault(t, len(vocab)) for t in names), np.int64, len(names))
             lengths = np.fromiter(map(len, tokens.ids), np.int64, len(tokens.ids))
-            flat = np.fromiter(itertools.chain.from_iterable(tokens.ids), np.int64, int(lengths.sum()))
-            docs = np.repeat(np.arange(n_docs, n_docs + len(batch), dtype=np.int64), lengths)
-            keys, tf = np.unique((docs << 32) | to_global[flat], return_counts=True)
-            terms = (keys & 0xFFFFFFFF).astype(np.int32)
-            if len(vocab) > len(df):
-                df = np.concatenate([df, np.zeros(max(len(vocab), 2 * len(df)) - len(df), dtype=np.int64)])
-            df += np.bincount(terms, minlength=len(df))
-            segments.add(terms, (keys >> 32).astype(np.int32), tf.astype(np.int32))
+            segments.add(names, lengths, tokens.ids, n_docs)
             lengths.astype(np.int32).tofile(lengths_file)
             n_docs += len(batch)
             total_length += int(lengths.sum())
@@ -253,65 +473,52 @@ def build_bm25_arrays(
     if n_docs == 0:
         shutil.rmtree(work)
         raise ValueError("cannot index an empty corpus")
-    n_terms = len(vocab)
-    df = df[:n_terms]
+    n_terms = _merge_vocabularies(segments, folder, budget)
+    n_postings = _write_indptr(work / "df.npy", folder / "indptr.csc.index.npy", n_terms)
     # bm25s: avg_doc_len = np.array(lengths).mean(); an integer sum below 2**53 is exact, so this is equal
     avgdl = np.float64(total_length) / n_docs
     model = bm25s.BM25(k1=k1, b=b, method=method)
     compute_idf = _select_idf_scorer(model.idf_method)
-    idf = np.zeros(n_terms, dtype=np.float32)
-    for term, count in enumerate(df.tolist()):
-        if count:
-            idf[term] = compute_idf(count, N=n_docs)
-    nonoccurrence = None
+    nonoccurrence_out = None
     if method in model.methods_requiring_nonoccurrence:
         tfc0 = _select_tfc_scorer(method)(tf_array=0, l_d=avgdl, l_avg=avgdl, k1=k1, b=b, delta=model.delta)
-        nonoccurrence = np.zeros(n_terms, dtype=np.float32)
-        for term, count in enumerate(df.tolist()):
-            if count:
-                nonoccurrence[term] = compute_idf(count, N=n_docs) * tfc0
-        np.save(folder / "nonoccurrence_array.index.npy", nonoccurrence)
+        nonoccurrence_out = _ArrayWriter(folder / "nonoccurrence_array.index.npy", np.float32, n_terms)
     doc_lengths = np.fromfile(work / "lengths.bin", dtype=np.int32)
-    indptr = np.zeros(n_terms + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    n_postings = int(indptr[-1])
-    np.save(folder / "indptr.csc.index.npy", indptr)
+    indptr = np.load(folder / "indptr.csc.index.npy", mmap_mode="r")
     data_out = _ArrayWriter(folder / "data.csc.index.npy", np.float32, n_postings)
     indices_out = _ArrayWriter(folder / "indices.csc.index.npy", np.int32, n_postings)
     per_range = budget // _MERGE_BYTES_PER_POSTING
-    seg_terms = [segments.files(s, "terms") for s in range(segments.count)]
     n_ranges = 0
     start_term = 0
     while start_term < n_terms:
         # the largest range of terms whose postings fit, at least one term
         stop_term = int(np.searchsorted(indptr, indptr[start_term] + per_range, side="right")) - 1
         stop_term = min(max(stop_term, start_term + 1), n_terms)
-        chunks: list[tuple[npt.NDArray[Any], ...]] = []
-        for s, path in enumerate(seg_terms):
-            mapped = np.load(path, mmap_mode="r")
-            lo, hi = (int(x) for x in np.searchsorted(mapped, [start_term, stop_term]))
-            del mapped
-            if hi > lo:
-                chunks.append(tuple(_read_slice(segments.files(s, n), lo, hi) for n in ("terms", "docs", "tf")))
-        terms = np.concatenate([c[0] for c in chunks])
-        docs = np.concatenate([c[1] for c in chunks])
-        tf = np.concatenate([c[2] for c in chunks])
-        del chunks
+        idf = np.zeros(stop_term - start_term, dtype=np.float32)
+        nonoccurrence = np.zeros(stop_term - start_term, dtype=np.float32)
+        for term, count in enumerate(_read_slice(work / "df.npy", start_term, stop_term).tolist()):
+            if count:
+                idf[term] = compute_idf(count, N=n_docs)
+                if nonoccurrence_out is not None:
+                    nonoccurrence[term] = compute_idf(count, N=n_docs) * tfc0
+        terms, docs, tf = _range_postings(segments, start_term, stop_term)
         order = np.argsort(terms, kind="stable")  # segments are in document order, so documents stay ascending
-        terms, docs, tf = terms[order], docs[order], tf[order].astype(np.float32)
+        terms, docs = terms[order] - start_term, docs[order]
+        tfs = tf[order].astype(np.float32)
         del order
-        scores = idf[terms] * _tfc(method, tf, doc_lengths[docs].astype(np.float64), avgdl, k1, b, model.delta)
-        if nonoccurrence is not None:
+        scores = idf[terms] * _tfc(method, tfs, doc_lengths[docs].astype(np.float64), avgdl, k1, b, model.delta)
+        if nonoccurrence_out is not None:
             scores -= nonoccurrence[terms]
+            nonoccurrence_out.write(nonoccurrence)
         data_out.write(scores.astype(np.float32))
         indices_out.write(docs)
         n_ranges += 1
         start_term = stop_term
+    del indptr
     data_out.close()
     indices_out.close()
-    (folder / "vocab.index.json").write_text(
-        json.dumps({**vocab, "": n_terms} if "" not in vocab else vocab, ensure_ascii=False), encoding="utf-8"
-    )
+    if nonoccurrence_out is not None:
+        nonoccurrence_out.close()
     params = {
         "k1": k1,
         "b": b,
