@@ -510,11 +510,14 @@ class RunStore:
         rows = self._rows("SELECT sample_id, epoch FROM scores WHERE run_id = ? AND score_set = ?", (run_id, score_set))
         return {(r[0], r[1]) for r in rows}
 
-    def scores(self, run_id: str, scorer: str | None = None) -> Iterator[tuple[str, int, str, Score]]:
+    def scores(
+        self, run_id: str, scorer: str | None = None, *, pooled: bool = False
+    ) -> Iterator[tuple[str, int, str, Score]]:
         """(sample id, epoch, score set label, score) rows of the run.
 
-        ``scorer`` keeps the score sets whose label, id or scorer name it is (a name may cover
-        several sets, e.g. one per judge).
+        ``scorer`` keeps one score set: the one whose label or id it is, or the only one of the
+        scorer it names. A scorer name that covers several sets (one per judge) is a
+        ``UsageError`` naming their labels, unless ``pooled`` asks for all of them together.
         """
         sql = (
             "SELECT s.sample_id, s.epoch, t.label, s.score FROM scores s JOIN score_sets t"
@@ -522,10 +525,20 @@ class RunStore:
         )
         params: tuple[Any, ...] = (run_id,)
         if scorer is not None:
-            sql += " AND (t.label = ? OR t.score_set = ? OR t.name = ?)"
-            params += (scorer, scorer, scorer)
+            chosen = self.score_sets_of(run_id, scorer)
+            if len(chosen) > 1 and not pooled:
+                labels = ", ".join(s.label for s in chosen)
+                raise UsageError(f"'{scorer}' names {len(chosen)} score sets of run {run_id}: {labels}; name one")
+            sql += f" AND t.score_set IN ({', '.join('?' * len(chosen))})"
+            params += tuple(s.id for s in chosen)
         for row in self._rows(sql + " ORDER BY s.rowid", params):
             yield row[0], row[1], row[2], Score.model_validate_json(row[3])
+
+    def score_sets_of(self, run_id: str, scorer: str) -> list[ScoreSet]:
+        """The run's score set whose label or id is ``scorer``, else every set of the scorer named ``scorer``."""
+        sets = self.score_sets(run_id)
+        exact = [s for s in sets if scorer in (s.label, s.id)]
+        return exact or [s for s in sets if s.name == scorer]
 
     def scorers(self, run_id: str) -> list[str]:
         """Labels of the score sets that scored the run."""
