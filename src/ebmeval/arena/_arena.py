@@ -36,6 +36,7 @@ from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
 from ..judges import ask
 from ..models import GenerateConfig, Model
+from ..runner import Failure, attempt, run_all
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
@@ -139,6 +140,7 @@ class ArenaResult:
         comparisons: Every comparison with its verdicts.
         axes: Results per axis.
         judge: Name of the judge model.
+        errors: Comparisons whose judgement failed, with the error; the ratings leave them out.
     """
 
     arena_id: str
@@ -147,6 +149,8 @@ class ArenaResult:
     comparisons: list[Comparison]
     axes: dict[str, AxisResult] = field(default_factory=dict)
     judge: str = ""
+    errors: list[dict[str, str]] = field(default_factory=list)
+    """Comparisons whose judgement failed (``sample_id``, ``a``, ``b``, ``error``); left out of the ratings."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``ebmeval arena --json`` prints)."""
@@ -164,6 +168,7 @@ class ArenaResult:
             "judge": self.judge,
             "systems": self.systems,
             "questions": self.questions,
+            "errors": self.errors,
             "axes": {
                 axis: {
                     "elo": ratings(r.elo),
@@ -193,7 +198,8 @@ class ArenaResult:
             f"# Arena {self.arena_id}",
             "",
             f"Judge: {self.judge}; {len(self.systems)} systems, {self.questions} questions, "
-            f"{len(self.comparisons)} comparisons, each judged in both orders.",
+            f"{len(self.comparisons)} comparisons, each judged in both orders"
+            + (f"; {len(self.errors)} comparisons failed and are left out." if self.errors else "."),
             "",
         ]
         names = _short_names(self.systems)
@@ -374,6 +380,37 @@ async def _judge_pair(
     )
 
 
+async def _judge_all(
+    store: RunStore,
+    arena_id: str,
+    judge: Model,
+    by_run: dict[str, dict[str, tuple[Sample, str]]],
+    pairs: Sequence[tuple[str, str, str]],
+    axes: Sequence[str],
+    config: GenerateConfig,
+    concurrency: int,
+) -> tuple[list[Comparison], list[dict[str, str]]]:
+    """Judge each (question, a, b) of ``pairs``: the comparisons made and, for each that failed, its error."""
+    gate = asyncio.Semaphore(concurrency)
+    judged: dict[int, Comparison] = {}
+    errors: list[dict[str, str]] = []
+
+    async def judge_pair(index: int) -> None:
+        sample_id, a, b = pairs[index]
+        pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
+        judged[index] = await _judge_pair(store, arena_id, judge, by_run[a][sample_id][0], pair, axes, config)
+
+    async def one(index: int) -> None:
+        failures: list[Failure] = []
+        async with gate:
+            await attempt("judge", judge_pair(index), failures)
+        sample_id, a, b = pairs[index]
+        errors.extend({"sample_id": sample_id, "a": a, "b": b, "error": f.error} for f in failures)
+
+    await run_all(len(pairs), one)
+    return [judged[i] for i in sorted(judged)], errors
+
+
 async def arun_arena(
     store_path: str | Path,
     run_ids: Sequence[str],
@@ -426,21 +463,12 @@ async def arun_arena(
         16,
     )
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    gate = asyncio.Semaphore(concurrency)
-
-    async def one(sample_id: str, a: str, b: str) -> Comparison:
-        async with gate:
-            sample = by_run[a][sample_id][0]
-            pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
-            return await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
-
+    pairs = [(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)]
     try:
-        comparisons = list(
-            await asyncio.gather(*(one(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)))
-        )
+        comparisons, errors = await _judge_all(store, arena_id, judge, by_run, pairs, axes, config, concurrency)
     finally:
         store.close()
-    result = ArenaResult(arena_id, systems, len(common), comparisons, judge=judge.name)
+    result = ArenaResult(arena_id, systems, len(common), comparisons, judge=judge.name, errors=errors)
     for axis in axes:
         result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)
     return result

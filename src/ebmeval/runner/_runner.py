@@ -7,12 +7,11 @@ import hashlib
 import re
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._util.errors import EbmevalError, UsageError
+from .._util.errors import UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
@@ -30,6 +29,7 @@ from ..tasks import (
     scorer_spec,
 )
 from ._config import RunConfig, parse_shard
+from ._engine import Failure, attempt, run_all, score_sample
 
 
 @dataclass
@@ -235,32 +235,20 @@ async def arun(
     store.acquire(run_id)
     samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
     progress = Progress(total=len(samples) * config.epochs)
+    requested = len(select_samples(task, config.limit, shuffle=config.shuffle)) * config.epochs  # every shard
     started = time.perf_counter()
     status = "interrupted"
     try:
-        try:
-            await _execute(
-                task,
-                models,
-                store,
-                run_id,
-                samples,
-                config,
-                progress,
-                on_progress or (lambda _p: None),
-                in_progress,
-            )
-        except BaseExceptionGroup as group:
-            # a store that cannot be written (disk full, damaged) stops every sample: say it once
-            failed, _rest = group.split(SQLiteError)
-            if failed is None:
-                raise
-            raise _leaves(failed)[0] from None
+        await _execute(
+            task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None), in_progress
+        )
         status = "errors" if progress.errors else "complete"
     finally:
         in_flight = sys.exc_info()[1]
         try:
-            store.finish(run_id, status)  # interrupted, and raises, when a write in flight failed
+            # partial when samples of the requested set are not answered (a shard); interrupted, and
+            # raises, when a write in flight failed
+            store.finish(run_id, status, requested=requested)
             final = store.get_run(run_id)
         except SQLiteError:
             if in_flight is None:
@@ -269,7 +257,7 @@ async def arun(
         finally:
             store.close()
     usage = Usage()
-    for model in {id(m): m for m in models.values()}.values():
+    for model in unique(models):
         usage = usage + model.stats.usage
     return RunResult(
         run=final,
@@ -308,49 +296,67 @@ async def _execute(
                 todo.append((sample, epoch))
     on_progress(progress)
     limit = asyncio.Semaphore(in_progress)
-    unique_models = list({id(m): m for m in models.values()}.values())
+    unique_models = unique(models)
     if todo:
         for model in unique_models:
             await model.api.prepare()
 
-    async def one(sample: Sample, epoch: int) -> None:
+    async def one(index: int) -> None:
+        sample, epoch = todo[index]
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
             ctx = SampleContext(models, memo, seed=sample_seed(config.seed, epoch, sample.id))
-            stage = "generate"
-            try:
-                found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
-                if found is None:
-                    generation = await _generate(task, sample, epoch, ctx)
-                    store.put_generation(run_id, sample, generation)
-                    progress.truncated += generation.truncated
-                else:
-                    generation = found[1]
-                for scorer, score_set in zip(task.scorers, score_sets, strict=True):
-                    if key in scored[score_set.id]:
-                        continue
-                    stage = f"score:{score_set.label}"
-                    score = await scorer(sample, generation, ctx)
-                    store.put_score(run_id, sample.id, epoch, score_set.id, score)
-            except SQLiteError:
-                raise  # the store cannot be written: no other sample can be recorded either
-            except EbmevalError as exc:
-                progress.errors += 1
-                store.put_error(run_id, sample.id, epoch, stage, f"{type(exc).__name__}: {exc}")
-            except Exception:  # a bug in a workflow or scorer must not lose the other samples
-                progress.errors += 1
-                store.put_error(run_id, sample.id, epoch, stage, traceback.format_exc())
-            else:
-                progress.done += 1
-            progress.model_calls = sum(m.stats.calls for m in unique_models)
-            progress.cache_hits = sum(m.stats.cache_hits for m in unique_models)
+            found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
+            failures: list[Failure] = []
+            if found is None:
+                made: list[Generation] = []
+                if await attempt("generate", _generate_into(made, task, sample, epoch, ctx), failures):
+                    store.put_generation(run_id, sample, made[0])
+                    progress.truncated += made[0].truncated
+                    found = (sample, made[0])
+            if found is not None:
+                pending = [
+                    (scorer, s) for scorer, s in zip(task.scorers, score_sets, strict=True) if key not in scored[s.id]
+                ]
+                failures += await score_sample(
+                    sample,
+                    found[1],
+                    ctx,
+                    [(scorer, s.label) for scorer, s in pending],
+                    lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
+                )
+            await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
             on_progress(progress)
 
-    async with asyncio.TaskGroup() as group:
-        for sample, epoch in todo:
-            group.create_task(one(sample, epoch))
+    await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
+
+
+async def count_sample(
+    store: RunStore,
+    run_id: str,
+    sample_id: str,
+    epoch: int,
+    failures: Sequence[Failure],
+    progress: Progress,
+    models: Sequence[Model],
+) -> None:
+    """Record the sample's failures, wait until its writes are committed, then count it in ``progress``."""
+    for failure in failures:
+        store.put_error(run_id, sample_id, epoch, failure.stage, failure.error)
+    await store.committed()
+    if failures:
+        progress.errors += 1
+    else:
+        progress.done += 1
+    progress.model_calls = sum(m.stats.calls for m in models)
+    progress.cache_hits = sum(m.stats.cache_hits for m in models)
+
+
+def unique(models: dict[str, Model]) -> list[Model]:
+    """Each model of ``models`` once (one model may play several roles)."""
+    return list({id(m): m for m in models.values()}.values())
 
 
 def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int:
@@ -367,12 +373,8 @@ def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int
     return 2 * bound
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    """The exceptions of ``group`` and of every group nested in it."""
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return found
+async def _generate_into(made: list[Generation], task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> None:
+    made.append(await _generate(task, sample, epoch, ctx))
 
 
 async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> Generation:

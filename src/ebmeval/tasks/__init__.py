@@ -2,7 +2,7 @@
 
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import parse_jsonl, read_jsonl
-from ._identity import model_identity, scorer_label, scorer_spec
+from ._identity import model_identity, scorer_label, scorer_roles, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
     THINKING_BUDGET,
@@ -52,6 +52,7 @@ __all__ = [
     "read_jsonl",
     "sample_seed",
     "scorer_label",
+    "scorer_roles",
     "scorer_spec",
     "scorer",
     "scorer_registry",
