@@ -77,6 +77,7 @@ def mcq_task(
         scorers=[scorer],
         parser=choice_parser(multi=multi, answer_format=answer_format),
         version=version,
+        content_args=frozenset({"retrieval"} if retrieval is not None else ()),
         generate_config=workflow.generate_config,
         reasoning_generate_config=workflow.reasoning_config,
         metadata={**metadata, "size": len(dataset), "prompts": [t.id for t in workflow.templates]},

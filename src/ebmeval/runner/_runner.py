@@ -103,7 +103,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
 def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dict[str, Any]:
     """What decides a run's results; equal identities resume the same run.
 
-    The task with its checked options and version (data, prompt templates, retrieval index),
+    The task with its checked options (but those its version identifies by content, a
+    retrieval index) and version (data, prompt templates, the index's content identity),
     the order samples are taken in, the model specs asked for and each role's model identity
     and generation settings, the seed and the epochs. Transport and speed settings (timeouts,
     retries, concurrency, threads, API key variables) are not part of it: changing them
@@ -111,7 +112,7 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
     """
     return {
         "task": task.name,
-        "task_args": task.args,
+        "task_args": {k: v for k, v in task.args.items() if k not in task.content_args},
         "task_version": task.version,
         "shuffle": config.shuffle,
         "specs": {

@@ -128,6 +128,10 @@ class Task:
 
     roles: Sequence[str] = ()
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
+    content_args: frozenset[str] = frozenset()
+    """Arguments identified by their content, which ``version`` holds (a retrieval index by its
+    identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
+    identical copy name one run."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
 
