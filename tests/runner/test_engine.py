@@ -1,19 +1,17 @@
 """One engine for run, rescore and the scoring of predictions: one error policy, one error record,
-declared scorer roles, and progress that counts only what the store has committed."""
+and declared scorer roles."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from ebmeval._util import sqlite
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
-from ebmeval.runner import Progress, RunConfig, rescore, run, summarize
+from ebmeval.runner import RunConfig, rescore, run, summarize
 from ebmeval.scorers import score_predictions
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, Sample, SampleContext, Score, create_task
@@ -122,24 +120,3 @@ def test_a_failing_scorer_of_predictions_is_recorded_and_the_others_still_score(
     scored = score_predictions(task, tmp_path / "p.jsonl")
     assert [(e["id"], e["stage"]) for e in scored["errors"]] == [("q0", "score:broken"), ("q1", "score:broken")]
     assert scored["metrics"] == [{"scorer": "exact", "metric": "accuracy", "value": 0.5, "n": 2, "missing": 0}]
-
-
-def test_progress_counts_only_samples_the_store_has_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    commit = sqlite.BackgroundWriter._commit
-
-    def slow_commit(self: sqlite.BackgroundWriter, batch: list[tuple[str, tuple[object, ...]]]) -> None:
-        time.sleep(0.05)
-        commit(self, batch)
-
-    monkeypatch.setattr(sqlite.BackgroundWriter, "_commit", slow_commit)
-    seen: list[tuple[int, int]] = []
-
-    def check(progress: Progress) -> None:
-        runs = RunStore(tmp_path / "runs.sqlite", read_only=True)
-        found = runs.list_runs()
-        committed = runs.count_generations(found[0].run_id)[0] if found else 0
-        runs.close()
-        seen.append((progress.done, committed))
-
-    run(_config(tmp_path), task=toy_task(4), models={"model": scripted_model()}, on_progress=check)
-    assert seen[-1][0] == 4 and all(done <= committed for done, committed in seen)

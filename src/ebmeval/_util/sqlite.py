@@ -127,9 +127,8 @@ class BackgroundWriter:
         self.what = what
         self._foreign_keys = foreign_keys
         self._on_commit = on_commit
-        self._queue: queue.Queue[tuple[str, tuple[object, ...]] | threading.Event | None] = queue.Queue()
-        """Statements to write; an event to set once those before it are committed (:meth:`mark`);
-        ``None`` tells the thread to end (sent by :meth:`close`)."""
+        self._queue: queue.Queue[tuple[str, tuple[object, ...]] | None] = queue.Queue()
+        """Statements to write; ``None`` tells the thread to end (sent by :meth:`close`)."""
         self._failure: SQLiteError | None = None
         self._state = threading.Lock()
         """Guards ``_thread`` and ``_db``: a write never lands in a queue whose thread is ending."""
@@ -149,19 +148,6 @@ class BackgroundWriter:
                 self._thread = threading.Thread(target=self._work, name=f"sqlite writer {self.path.name}")
                 self._thread.start()
         self._raise_failure()
-
-    def mark(self) -> threading.Event:
-        """An event set once every write queued so far is committed (or has failed).
-
-        Unlike :meth:`flush`, it does not wait for writes queued after it.
-        """
-        event = threading.Event()
-        with self._state:
-            if self._thread is None:  # nothing in flight: everything written is committed
-                event.set()
-                return event
-            self._queue.put(event)
-        return event
 
     def flush(self) -> None:
         """Wait until every queued write is committed; raises the error of one that failed."""
@@ -202,10 +188,9 @@ class BackgroundWriter:
             if first is None:  # closing: every write before it is committed
                 self._queue.task_done()
                 return
-            items = [first]
-            while len(items) < self._MAX_BATCH and (item := self._next()) is not None:
-                items.append(item)
-            batch = [item for item in items if not isinstance(item, threading.Event)]
+            batch = [first]
+            while len(batch) < self._MAX_BATCH and (item := self._next()) is not None:
+                batch.append(item)
             try:
                 self._commit(batch)
                 if self._on_commit is not None:
@@ -214,12 +199,10 @@ class BackgroundWriter:
                 with self._state:
                     self._failure = self._failure or SQLiteError(f"{self.path}: writing the {self.what} failed: {exc}")
             finally:
-                for item in items:
-                    if isinstance(item, threading.Event):
-                        item.set()  # every write queued before the mark is committed
+                for _ in batch:
                     self._queue.task_done()
 
-    def _next(self) -> tuple[str, tuple[object, ...]] | threading.Event | None:
+    def _next(self) -> tuple[str, tuple[object, ...]] | None:
         """The next queued statement, if one is waiting (``None`` itself, from close, stays queued)."""
         try:
             item = self._queue.get_nowait()

@@ -104,15 +104,15 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
     """What decides a run's results; equal identities resume the same run.
 
     The task with its checked options (but those its version identifies by content, a
-    retrieval index) and version (data, prompt templates, the index's content identity),
-    the order samples are taken in, the model specs asked for and each role's model identity
-    and generation settings, the seed and the epochs. Transport and speed settings (timeouts,
-    retries, concurrency, threads, API key variables) are not part of it: changing them
-    resumes the same run.
+    retrieval index, and those its workflow does not use) and version (data, prompt
+    templates, the index's content identity), the order samples are taken in, the model
+    specs asked for and each role's model identity and generation settings, the seed and the
+    epochs. Transport and speed settings (timeouts, retries, concurrency, threads, API key
+    variables) are not part of it: changing them resumes the same run.
     """
     return {
         "task": task.name,
-        "task_args": {k: v for k, v in task.args.items() if k not in task.content_args},
+        "task_args": {k: v for k, v in task.args.items() if k not in task.content_args | task.inapplicable_args},
         "task_version": task.version,
         "shuffle": config.shuffle,
         "specs": {
@@ -223,6 +223,7 @@ async def arun(
             **config.model_dump(),
             "task_args": task.args,
             "task_version": task.version,
+            "ignored_args": sorted(set(config.task_args) & task.inapplicable_args),
             "model_settings": models["model"].config.cache_fields(),
         },
         task=task.name,
@@ -327,14 +328,14 @@ async def _execute(
                     [(scorer, s.label) for scorer, s in pending],
                     lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
                 )
-            await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
+            count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
             on_progress(progress)
 
     await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
 
 
-async def count_sample(
+def count_sample(
     store: RunStore,
     run_id: str,
     sample_id: str,
@@ -343,10 +344,9 @@ async def count_sample(
     progress: Progress,
     models: Sequence[Model],
 ) -> None:
-    """Record the sample's failures, wait until its writes are committed, then count it in ``progress``."""
+    """Record the sample's failures and count it in ``progress``."""
     for failure in failures:
         store.put_error(run_id, sample_id, epoch, failure.stage, failure.error)
-    await store.committed()
     if failures:
         progress.errors += 1
     else:

@@ -9,7 +9,6 @@ settings), so a run scored by two judges keeps both sets side by side.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -204,11 +203,6 @@ class RunStore:
         """
         if self._writer is not None:
             self._writer.flush()
-
-    async def committed(self) -> None:
-        """Wait, without holding up the event loop, until every write made so far is committed."""
-        if self._writer is not None:
-            await asyncio.to_thread(self._writer.mark().wait)
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         if self._writer is None:

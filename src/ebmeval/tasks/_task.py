@@ -132,6 +132,9 @@ class Task:
     """Arguments identified by their content, which ``version`` holds (a retrieval index by its
     identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
     identical copy name one run."""
+    inapplicable_args: frozenset[str] = frozenset()
+    """Options the chosen workflow does not use (``max_iterations`` with ``golden-rag``): left out of
+    the run's identity, and a run that sets one says it was ignored."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
 
