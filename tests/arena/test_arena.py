@@ -121,7 +121,9 @@ def test_a_judge_that_always_picks_the_first_answer_shows_position_bias(two_syst
     assert list(result.axes) == ["usefulness"]
 
 
-def test_interrupted_arena_resumes_without_repeating_judge_calls(two_systems: tuple[Path, str, str]) -> None:
+def test_failed_judgements_are_recorded_and_a_rerun_resumes_without_repeating_judge_calls(
+    two_systems: tuple[Path, str, str],
+) -> None:
     store, one, two = two_systems
     calls = 0
 
@@ -132,8 +134,10 @@ def test_interrupted_arena_resumes_without_repeating_judge_calls(two_systems: tu
             raise ModelError("judge went away")
         return _content_judge(messages, config)
 
-    with pytest.raises(ModelError):
-        run_arena(store, [one, two], judge=Model(ScriptedModel(flaky)), concurrency=1)
+    failed = run_arena(store, [one, two], judge=Model(ScriptedModel(flaky)), concurrency=1)
+    assert len(failed.comparisons) == 2 and len(failed.errors) == N - 2  # each failed comparison recorded
+    assert all(e["error"] == "ModelError: judge went away" for e in failed.errors)
+    assert failed.as_dict()["errors"] == failed.errors and "4 comparisons failed" in failed.to_markdown()
     db = sqlite3.connect(store)
     (arena_id,) = db.execute("SELECT DISTINCT arena_id FROM arena_steps").fetchone()
     assert RunStore(store).count_arena_steps(arena_id) == 5

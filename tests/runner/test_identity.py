@@ -165,3 +165,51 @@ def test_a_schema_1_store_is_upgraded_in_place_with_the_same_metrics(tmp_path: P
     ]
     store.close()
     assert RunStore(path).score_sets("1f3de71e0bf5")[0].label == "accuracy"  # opening again changes nothing
+
+
+def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ebmeval._util.hashing import stable_hash
+    from ebmeval.rag import build_index
+    from ebmeval.runner import run_identity
+
+    docs = [Document(id=f"d{i}", text=f"aspirin and outcome {i} in trial {i}") for i in range(20)]
+    build_index(docs, tmp_path / "idx", "bm25")
+    shutil.copytree(tmp_path / "idx", tmp_path / "copy")
+    build_index(docs[:-1], tmp_path / "other", "bm25")
+    monkeypatch.chdir(tmp_path)
+    models = {"model": scripted_model()}
+
+    def identity(path: str) -> str:
+        task = create_task("mirage/medqa", retrieval=path)
+        return stable_hash(run_identity(config(tmp_path, task="mirage/medqa"), task, models))
+
+    same = {identity(p) for p in ("idx", "idx/", str(tmp_path / "idx"), "copy")}
+    assert len(same) == 1 and identity("other") not in same
+
+
+def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
+    import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+    from ebmeval._util.hashing import stable_hash
+    from ebmeval.runner import run_identity
+
+    models = {"model": scripted_model(), "judge": scripted_model()}
+    items = {"items": ["m3-26258610"], "text_metrics": False}
+
+    def identity(**args: object) -> str:
+        task = create_task("synthesis", **items, **args)
+        cfg = config(tmp_path, task="synthesis", task_args={**items, **args})
+        return stable_hash(run_identity(cfg, task, models))
+
+    plain = identity()
+    assert identity(max_iterations=7, depth=3, rerank_top_n=2) == plain
+    assert identity(workflow="standard-rag", depth=3) != identity(workflow="standard-rag")
+    reply = scripted_model(lambda _m, _c: "Conclusion: no effect. Score: 3")
+    task = create_task("synthesis", **items, max_iterations=7)
+    cfg = config(tmp_path, task="synthesis", task_args={**items, "max_iterations": 7})
+    result = run(cfg, task=task, models={"model": reply, "judge": reply})
+    notes = summarize(RunStore(tmp_path / "runs.sqlite"), result.run.run_id).notes
+    assert (
+        "task options max_iterations do not apply to workflow 'golden-rag': ignored (not part of the run id)" in notes
+    )

@@ -36,6 +36,7 @@ from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
 from ..judges import ask
 from ..models import GenerateConfig, Model
+from ..runner import Failure, attempt, run_all
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
@@ -139,6 +140,7 @@ class ArenaResult:
         comparisons: Every comparison with its verdicts.
         axes: Results per axis.
         judge: Name of the judge model.
+        errors: Comparisons whose judgement failed, with the error; the ratings leave them out.
     """
 
     arena_id: str
@@ -156,6 +158,9 @@ class ArenaResult:
         for c in self.comparisons:
             counts[(c.a, c.b)] = counts.get((c.a, c.b), 0) + (c.outcome(axis)[0] is not None)
         return counts
+
+    errors: list[dict[str, str]] = field(default_factory=list)
+    """Comparisons whose judgement failed (``sample_id``, ``a``, ``b``, ``error``); left out of the ratings."""
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form (what ``ebmeval arena --json`` prints)."""
@@ -177,6 +182,7 @@ class ArenaResult:
             "pair_matches": {
                 axis: {f"{a} vs {b}": n for (a, b), n in self.pair_matches(axis).items()} for axis in self.axes
             },
+            "errors": self.errors,
             "axes": {
                 axis: {
                     "elo": ratings(r.elo),
@@ -206,7 +212,8 @@ class ArenaResult:
             f"# Arena {self.arena_id}",
             "",
             f"Judge: {self.judge}; {len(self.systems)} systems, {self.questions} questions, "
-            f"{len(self.comparisons)} comparisons, each judged in both orders.",
+            f"{len(self.comparisons)} comparisons, each judged in both orders"
+            + (f"; {len(self.errors)} comparisons failed and are left out." if self.errors else "."),
             "",
         ]
         names = _short_names(self.systems)
@@ -445,6 +452,39 @@ async def _judge_pair(
     )
 
 
+async def _judge_all(
+    store: RunStore,
+    arena_id: str,
+    judge: Model,
+    by_run: dict[str, dict[str, tuple[Sample, str]]],
+    pairs: Sequence[tuple[str, str, str]],
+    axes: Sequence[str],
+    config: GenerateConfig,
+    concurrency: int,
+) -> tuple[list[Comparison], list[dict[str, str]]]:
+    """Judge each (question, a, b) of ``pairs``: the comparisons made and, for each that failed, its error."""
+    gate = asyncio.Semaphore(concurrency)
+    judged: dict[int, Comparison] = {}
+    errors: list[dict[str, str]] = []
+
+    async def judge_pair(index: int) -> None:
+        sample_id, a, b = pairs[index]
+        # keyed by the question key: pooled tasks may share sample ids
+        sample = by_run[a][sample_id][0].model_copy(update={"id": sample_id})
+        pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
+        judged[index] = await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
+
+    async def one(index: int) -> None:
+        failures: list[Failure] = []
+        async with gate:
+            await attempt("judge", judge_pair(index), failures)
+        sample_id, a, b = pairs[index]
+        errors.extend({"sample_id": sample_id, "a": a, "b": b, "error": f.error} for f in failures)
+
+    await run_all(len(pairs), one)
+    return [judged[i] for i in sorted(judged)], errors
+
+
 async def arun_arena(
     store_path: str | Path,
     run_ids: Sequence[str],
@@ -495,49 +535,54 @@ async def arun_arena(
         16,
     )
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    gate = asyncio.Semaphore(concurrency)
 
-    async def one(sample_id: str, a: str, b: str) -> Comparison:
-        async with gate:
-            # keyed by the question key: pooled tasks may share sample ids
-            sample = by_run[a][sample_id][0].model_copy(update={"id": sample_id})
-            pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
-            return await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
+    def judge_batch(pairs: Sequence[tuple[str, str, str]]) -> Awaitable[tuple[list[Comparison], list[dict[str, str]]]]:
+        return _judge_all(store, arena_id, judge, by_run, pairs, axes, config, concurrency)
 
     try:
         if min_matches is None:
             pairs = [(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)]
-            comparisons = list(await asyncio.gather(*(one(s, a, b) for s, a, b in pairs)))
+            comparisons, errors = await judge_batch(pairs)
         else:
-            comparisons = await _until_target(one, sampled_pairs(common, ordered, seed=seed), axes, min_matches)
+            order = sampled_pairs(common, ordered, seed=seed)
+            comparisons, errors = await _until_target(judge_batch, order, axes, min_matches)
     finally:
         store.close()
     judged = len({c.sample_id for c in comparisons})
-    result = ArenaResult(arena_id, systems, judged, comparisons, judge=judge.name, min_matches=min_matches)
+    result = ArenaResult(
+        arena_id, systems, judged, comparisons, judge=judge.name, min_matches=min_matches, errors=errors
+    )
     for axis in axes:
         result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)
     return result
 
 
 async def _until_target(
-    one: Callable[[str, str, str], Awaitable[Comparison]],
+    judge_batch: Callable[[Sequence[tuple[str, str, str]]], Awaitable[tuple[list[Comparison], list[dict[str, str]]]]],
     order: dict[tuple[str, str], list[str]],
     axes: Sequence[str],
     target: int,
-) -> list[Comparison]:
-    """Judge each pair's questions in ``order``, in rounds, until it has ``target`` matches on every axis."""
+) -> tuple[list[Comparison], list[dict[str, str]]]:
+    """Judge each pair's questions in ``order``, in rounds, until it has ``target`` matches on every axis.
+
+    A judgement that failed is recorded among the errors and its question is not asked again:
+    the next round takes the pair's next questions.
+    """
     done: dict[tuple[str, str], list[Comparison]] = {pair: [] for pair in order}
+    taken = dict.fromkeys(order, 0)
+    errors: list[dict[str, str]] = []
     while True:
-        batch = []
+        batch: list[tuple[str, str, str]] = []
         for pair, questions in order.items():
-            short = _short_of(done[pair], axes, target)
-            taken = len(done[pair])
-            batch += [(pair, q) for q in questions[taken : taken + max(short, 0)]]
+            chosen = questions[taken[pair] : taken[pair] + max(_short_of(done[pair], axes, target), 0)]
+            taken[pair] += len(chosen)
+            batch += [(q, *pair) for q in chosen]
         if not batch:
-            return [c for pair in order for c in done[pair]]
-        found = await asyncio.gather(*(one(q, *pair) for pair, q in batch))
-        for (pair, _q), comparison in zip(batch, found, strict=True):
-            done[pair].append(comparison)
+            return [c for pair in order for c in done[pair]], errors
+        found, failed = await judge_batch(batch)
+        errors += failed
+        for comparison in found:
+            done[(comparison.a, comparison.b)].append(comparison)
 
 
 def run_arena(

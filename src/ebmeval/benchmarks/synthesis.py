@@ -174,6 +174,19 @@ def _workflow(
     )
 
 
+WORKFLOW_OPTIONS: dict[str, tuple[str, ...]] = {
+    "k": ("standard-rag",),
+    "n_distractors": ("standard-rag",),
+    "depth": ("standard-rag",),
+    "rerank_top_n": ("standard-rag",),
+    "n_questions": ("parametric-cot", "standard-rag"),
+    "max_iterations": ("parametric-cot",),
+    "threshold": ("parametric-cot",),
+    "feasibility_runs": ("feasibility",),
+}
+"""Options that only some workflows use, with those workflows; with another they are ignored."""
+
+
 @task("synthesis")
 def synthesis(
     source: Source = "m3",
@@ -330,6 +343,7 @@ def synthesis(
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
         role_defaults={"negator": DEFAULT_NEGATOR} if workflow == "negated-rag" else {},
+        inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
 

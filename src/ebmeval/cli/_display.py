@@ -105,7 +105,7 @@ def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
     table.notes.append(
         f"{summary.generations} answered · {summary.unparsed} unparsed · {truncated}{summary.failing} failing · "
         f"{summary.usage.input_tokens:,} prompt + {summary.usage.output_tokens:,} completion tokens · "
-        f"{summary.mean_latency:.2f} s/sample · status {run.status}"
+        f"{summary.mean_latency:.2f} s/sample · status {run.status_text}"
     )
     table.notes += [f"note: {note}" for note in summary.notes]
     return table

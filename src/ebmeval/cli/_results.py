@@ -61,7 +61,7 @@ def list_(
                 "task": r.task,
                 "model": r.model,
                 "options": options[r.run_id],
-                "status": r.status,
+                "status": r.status_text,
                 "created": r.created_at,
             }
             for r in records

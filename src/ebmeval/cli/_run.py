@@ -299,7 +299,7 @@ def score(
         table.add(metric["scorer"], metric["metric"], metric["value"], metric["n"], metric["missing"])
     table.notes.append(
         f"{result['scored']} scored · {result['unparsed']} unparsed · {result['without_prediction']} without prediction"
-        f" · {len(result['unknown_ids'])} unknown ids"
+        f" · {len(result['unknown_ids'])} unknown ids · {len(result['errors'])} scorer errors"
     )
     table.notes += [f"note: {note}" for note in result["notes"]]
     Console().print(table.rich())

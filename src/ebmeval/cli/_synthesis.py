@@ -56,7 +56,14 @@ def table(
         probe = rows if "panel" in metrics else synthesis_table(path, run_ids, ["panel"])
         contrast = "panel" if any(row.means.get("panel") is not None for row in probe) else "rubric"
     contrasts = synthesis_contrasts(path, run_ids, contrast)
-    panels = {r.run_id: panel_agreement(path, r.run_id) for r in rows if r.means.get("panel") is not None}
+    judged = [r for r in rows if r.means.get("panel") is not None]
+    several = {r.run_id for r in judged if sum(o.run_id == r.run_id for o in judged) > 1}
+    panels = {  # a run with two panels' score sets: one entry per set, never their mean
+        f"{r.run_id} {r.score_sets['panel']}" if r.run_id in several else r.run_id: panel_agreement(
+            path, r.run_id, r.score_sets["panel"]
+        )
+        for r in judged
+    }
     if as_json:
         payload = {
             "rows": [asdict(r) for r in rows],
@@ -65,6 +72,7 @@ def table(
         }
         typer.echo(json.dumps(payload, indent=2, default=str))
         return
+    split = len({r.run_id for r in rows}) < len(rows)  # a run scored by two judges: a row per judge
     means = Table(
         "Mean [95% CI] per run",
         [
@@ -72,6 +80,7 @@ def table(
             "model",
             "source",
             "workflow",
+            *(["score sets"] if split else []),
             Column("n", "number"),
             *[Column(name, "estimate", fmt="{:.2f}", missing=True) for name in metrics],
         ],
@@ -83,7 +92,8 @@ def table(
             else None
             for name in metrics
         ]
-        means.add(row.run_id, row.model.split("/")[-1], row.source, row.workflow, row.n, *cells)
+        labels = [", ".join(row.score_sets.values())] if split else []
+        means.add(row.run_id, row.model.split("/")[-1], row.source, row.workflow, *labels, row.n, *cells)
     typer.echo(means.markdown())
     if contrasts:
         paired = Table(

@@ -265,7 +265,7 @@ class Report:
                 run.provenance.get("python", "?"),
                 commit,
                 run.created_at,
-                run.status,
+                run.status_text,
             )
         return table
 

@@ -1,7 +1,8 @@
 """Running tasks: configuration, the resumable runner, and run summaries."""
 
 from ._config import DEFAULT_STORE, RunConfig, config_from_flags, grid_from_flags, load_config, load_grid
-from ._rescore import rescore
+from ._engine import Failure, attempt, run_all, score_sample
+from ._rescore import arescore, rescore
 from ._runner import (
     Progress,
     ProgressCallback,
@@ -17,13 +18,16 @@ from ._summary import MetricSummary, RunSummary, sample_values, summarize
 
 __all__ = [
     "DEFAULT_STORE",
+    "Failure",
     "MetricSummary",
     "Progress",
     "ProgressCallback",
     "RunConfig",
     "RunResult",
     "RunSummary",
+    "arescore",
     "arun",
+    "attempt",
     "build_models",
     "register_scorers",
     "config_from_flags",
@@ -32,8 +36,10 @@ __all__ = [
     "grid_from_flags",
     "rescore",
     "run",
+    "run_all",
     "run_identity",
     "select_samples",
     "sample_values",
+    "score_sample",
     "summarize",
 ]

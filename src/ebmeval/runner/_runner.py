@@ -7,12 +7,11 @@ import hashlib
 import re
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._util.errors import EbmevalError, EndpointError, UsageError
+from .._util.errors import EndpointError, UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
@@ -31,6 +30,7 @@ from ..tasks import (
     with_scorer_args,
 )
 from ._config import RunConfig, parse_shard
+from ._engine import Failure, attempt, run_all, score_sample
 
 
 @dataclass
@@ -110,15 +110,16 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
 def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dict[str, Any]:
     """What decides a run's results; equal identities resume the same run.
 
-    The task with its checked options and version (data, prompt templates, retrieval index),
-    the order samples are taken in, the model specs asked for and each role's model identity
-    and generation settings, the seed and the epochs. Transport and speed settings (timeouts,
-    retries, concurrency, threads, API key variables) are not part of it: changing them
-    resumes the same run.
+    The task with its checked options (but those its version identifies by content, a
+    retrieval index, and those its workflow does not use) and version (data, prompt
+    templates, the index's content identity), the order samples are taken in, the model
+    specs asked for and each role's model identity and generation settings, the seed and the
+    epochs. Transport and speed settings (timeouts, retries, concurrency, threads, API key
+    variables) are not part of it: changing them resumes the same run.
     """
     return {
         "task": task.name,
-        "task_args": task.args,
+        "task_args": {k: v for k, v in task.args.items() if k not in task.content_args | task.inapplicable_args},
         "task_version": task.version,
         "shuffle": config.shuffle,
         "specs": {
@@ -231,6 +232,7 @@ async def arun(
             **config.model_dump(),
             "task_args": task.args,
             "task_version": task.version,
+            "ignored_args": sorted(set(config.task_args) & task.inapplicable_args),
             "model_settings": models["model"].config.cache_fields(),
         },
         task=task.name,
@@ -244,33 +246,21 @@ async def arun(
     store.acquire(run_id)
     samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
     progress = Progress(total=len(samples) * config.epochs)
+    requested = len(select_samples(task, config.limit, shuffle=config.shuffle)) * config.epochs  # every shard
     score_sets: list[ScoreSet] = []
     started = time.perf_counter()
     status = "interrupted"
     try:
-        try:
-            score_sets = await _execute(
-                task,
-                models,
-                store,
-                run_id,
-                samples,
-                config,
-                progress,
-                on_progress or (lambda _p: None),
-                in_progress,
-            )
-        except BaseExceptionGroup as group:
-            # a store that cannot be written (disk full, damaged) stops every sample: say it once
-            failed, _rest = group.split(SQLiteError)
-            if failed is None:
-                raise
-            raise _leaves(failed)[0] from None
+        score_sets = await _execute(
+            task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None), in_progress
+        )
         status = "errors" if progress.errors else "complete"
     finally:
         in_flight = sys.exc_info()[1]
         try:
-            store.finish(run_id, status)  # interrupted, and raises, when a write in flight failed
+            # partial when samples of the requested set are not answered (a shard); interrupted, and
+            # raises, when a write in flight failed
+            store.finish(run_id, status, requested=requested)
             final = store.get_run(run_id)
         except SQLiteError:
             if in_flight is None:
@@ -279,7 +269,7 @@ async def arun(
         finally:
             store.close()
     usage = Usage()
-    for model in {id(m): m for m in models.values()}.values():
+    for model in unique(models):
         usage = usage + model.stats.usage
     return RunResult(
         run=final,
@@ -337,51 +327,68 @@ async def _execute(
                 todo.append((sample, epoch))
     on_progress(progress)
     limit = asyncio.Semaphore(in_progress)
-    unique_models = list({id(m): m for m in models.values()}.values())
+    unique_models = unique(models)
     if todo:
         await preflight(models)
         for model in unique_models:
             await model.api.prepare()
 
-    async def one(sample: Sample, epoch: int) -> None:
+    async def one(index: int) -> None:
+        sample, epoch = todo[index]
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
             ctx = SampleContext(models, memo, seed=sample_seed(config.seed, epoch, sample.id))
-            stage = "generate"
-            try:
-                found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
-                if found is None:
-                    generation = await _generate(task, sample, epoch, ctx)
-                    store.put_generation(run_id, sample, generation)
-                    progress.truncated += generation.truncated
-                else:
-                    generation = found[1]
-                for scorer, score_set in zip(task.scorers, score_sets, strict=True):
-                    if key in scored[score_set.id]:
-                        continue
-                    stage = f"score:{score_set.label}"
-                    score = await scorer(sample, generation, ctx)
-                    store.put_score(run_id, sample.id, epoch, score_set.id, score)
-            except SQLiteError:
-                raise  # the store cannot be written: no other sample can be recorded either
-            except EbmevalError as exc:
-                progress.errors += 1
-                store.put_error(run_id, sample.id, epoch, stage, f"{type(exc).__name__}: {exc}")
-            except Exception:  # a bug in a workflow or scorer must not lose the other samples
-                progress.errors += 1
-                store.put_error(run_id, sample.id, epoch, stage, traceback.format_exc())
-            else:
-                progress.done += 1
-            progress.model_calls = sum(m.stats.calls for m in unique_models)
-            progress.cache_hits = sum(m.stats.cache_hits for m in unique_models)
+            found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
+            failures: list[Failure] = []
+            if found is None:
+                made: list[Generation] = []
+                if await attempt("generate", _generate_into(made, task, sample, epoch, ctx), failures):
+                    store.put_generation(run_id, sample, made[0])
+                    progress.truncated += made[0].truncated
+                    found = (sample, made[0])
+            if found is not None:
+                pending = [
+                    (scorer, s) for scorer, s in zip(task.scorers, score_sets, strict=True) if key not in scored[s.id]
+                ]
+                failures += await score_sample(
+                    sample,
+                    found[1],
+                    ctx,
+                    [(scorer, s.label) for scorer, s in pending],
+                    lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
+                )
+            count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
             on_progress(progress)
 
-    async with asyncio.TaskGroup() as group:
-        for sample, epoch in todo:
-            group.create_task(one(sample, epoch))
+    await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
     return score_sets
+
+
+def count_sample(
+    store: RunStore,
+    run_id: str,
+    sample_id: str,
+    epoch: int,
+    failures: Sequence[Failure],
+    progress: Progress,
+    models: Sequence[Model],
+) -> None:
+    """Record the sample's failures and count it in ``progress``."""
+    for failure in failures:
+        store.put_error(run_id, sample_id, epoch, failure.stage, failure.error)
+    if failures:
+        progress.errors += 1
+    else:
+        progress.done += 1
+    progress.model_calls = sum(m.stats.calls for m in models)
+    progress.cache_hits = sum(m.stats.cache_hits for m in models)
+
+
+def unique(models: dict[str, Model]) -> list[Model]:
+    """Each model of ``models`` once (one model may play several roles)."""
+    return list({id(m): m for m in models.values()}.values())
 
 
 def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int:
@@ -398,12 +405,8 @@ def _samples_in_progress(config: RunConfig, model: Model, *, given: bool) -> int
     return 2 * bound
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    """The exceptions of ``group`` and of every group nested in it."""
-    found: list[BaseException] = []
-    for exc in group.exceptions:
-        found.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
-    return found
+async def _generate_into(made: list[Generation], task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> None:
+    made.append(await _generate(task, sample, epoch, ctx))
 
 
 async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) -> Generation:

@@ -241,7 +241,18 @@ def epoch_mean(values: list[float | None]) -> float | None:
 
 
 def _notes(run: RunRecord) -> list[str]:
-    return _default_roles(run) + _epoch_notes(run)
+    return _default_roles(run) + _epoch_notes(run) + _ignored(run)
+
+
+def _ignored(run: RunRecord) -> list[str]:
+    """A note naming the task options given that the run's workflow does not use."""
+    ignored = run.config.get("ignored_args") or []
+    if not ignored:
+        return []
+    workflow = (run.config.get("task_args") or {}).get("workflow")
+    return [
+        f"task options {', '.join(ignored)} do not apply to workflow {workflow!r}: ignored (not part of the run id)"
+    ]
 
 
 def _default_roles(run: RunRecord) -> list[str]:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .._util.errors import DataError, UsageError
 from ..models import Model
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Task, read_jsonl
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, read_jsonl, run_metric_registry
 
 
 def read_predictions(path: str | Path) -> list[tuple[int, str, str, bool]]:
@@ -57,6 +57,8 @@ async def ascore_predictions(
     Raises:
         UsageError: a role the task declares (``judge`` …) has no model in ``models``.
     """
+    from ..runner import score_sample
+
     missing = [role for role in task.roles if role not in (models or {})]
     if missing:
         given = ", ".join(f"--role {role}=SPEC" for role in missing)
@@ -64,10 +66,12 @@ async def ascore_predictions(
     samples: dict[str, Sample] = {sample.id: sample for sample in task.dataset}
     rows = read_predictions(path)
     unknown = [ident for _, ident, _, _ in rows if ident not in samples]
-    values: dict[tuple[str, str], list[float | None]] = {}
+    scores: list[list[Score]] = [[] for _ in task.scorers]
+    errors: list[dict[str, str]] = []
     unparsed = 0
     scored = 0
     notes: list[str] = []
+    labels = [(scorer, scorer.name) for scorer in task.scorers]
     for _, ident, text, is_answer in rows:
         sample = samples.get(ident)
         if sample is None:
@@ -81,23 +85,10 @@ async def ascore_predictions(
         unparsed += not answer.parsed
         scored += 1
         generation = Generation(sample_id=ident, output=text, answer=answer)
-        ctx = SampleContext(models or {})
-        for scorer in task.scorers:
-            score = await scorer(sample, generation, ctx)
-            for metric, value in score.values.items():
-                values.setdefault((scorer.name, metric), []).append(value)
-    metrics = []
-    for (scorer_name, metric), found in values.items():
-        present = [value for value in found if value is not None]
-        metrics.append(
-            {
-                "scorer": scorer_name,
-                "metric": metric,
-                "value": sum(present) / len(present) if present else None,
-                "n": len(present),
-                "missing": len(found) - len(present),
-            }
+        failures = await score_sample(
+            sample, generation, SampleContext(models or {}), labels, lambda i, score: scores[i].append(score)
         )
+        errors += [{"id": ident, "stage": f.stage, "error": f.error} for f in failures]
     answered = {ident for _, ident, _, _ in rows}
     return {
         "task": task.name,
@@ -107,9 +98,35 @@ async def ascore_predictions(
         "unparsed": unparsed,
         "without_prediction": sum(1 for ident in samples if ident not in answered),
         "unknown_ids": unknown,
-        "metrics": metrics,
+        "metrics": [
+            m for scorer, found in zip(task.scorers, scores, strict=True) for m in _metrics(scorer.name, found)
+        ],
+        "errors": errors,
         "notes": notes,
     }
+
+
+def _metrics(name: str, scores: Sequence[Score]) -> list[dict[str, Any]]:
+    """The metrics of one scorer's scores, as a run's summary gives them.
+
+    Each value's mean over the scores that have it (with ``n`` and ``missing``), then the
+    run-level metrics the scorer declares (``ebmeval.tasks.run_metric``: micro-F1 …).
+    """
+    values: dict[str, list[float | None]] = {}
+    for score in scores:
+        for metric, value in score.values.items():
+            values.setdefault(metric, []).append(value)
+    found = []
+    for metric, raw in values.items():
+        present = [value for value in raw if value is not None]
+        mean = sum(present) / len(present) if present else None
+        found.append(
+            {"scorer": name, "metric": metric, "value": mean, "n": len(present), "missing": len(raw) - len(present)}
+        )
+    if name in run_metric_registry:
+        for metric, (value, _ci) in run_metric_registry.get(name)(scores).items():
+            found.append({"scorer": name, "metric": metric, "value": value, "n": len(scores), "missing": 0})
+    return found
 
 
 def score_predictions(task: Task, path: str | Path, *, models: Mapping[str, Model] | None = None) -> dict[str, Any]:
@@ -121,7 +138,10 @@ def score_predictions(task: Task, path: str | Path, *, models: Mapping[str, Mode
     take them from ``models`` by role. Metrics are means over the scored predictions
     whose value is not ``None``, each with ``n`` and ``missing`` (values that could not be
     computed). Also reported: ``unparsed`` replies, task samples ``without_prediction``
-    (not scored at all), ``unknown_ids`` (ids not in the task, ignored) and ``notes`` naming
-    each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`).
+    (not scored at all), ``unknown_ids`` (ids not in the task, ignored), ``notes`` naming
+    each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`) and
+    ``errors``: each scorer that failed on a prediction (``id``, ``stage``, ``error``), the others
+    still scored, as in a run. Run-level metrics the scorers declare (micro-F1 …) are listed as a
+    run lists them.
     """
     return asyncio.run(ascore_predictions(task, path, models=models))

@@ -10,11 +10,11 @@ from pathlib import Path
 from .._util import sqlite
 from .._util.errors import UsageError
 from ._salvage import TABLES
-from ._store import RunStore
+from ._store import RunStore, settled_status
 
 _WHAT = "run store"
 
-STATUS_RANK = {"complete": 0, "errors": 1, "interrupted": 2, "running": 3}
+STATUS_RANK = {"complete": 0, "partial": 1, "errors": 2, "interrupted": 3, "running": 4}
 """Worse statuses rank higher; a merged run takes the worst status of its sources."""
 
 _ANSWER = ("output", "answer", "parsed", "reasoning")
@@ -46,9 +46,10 @@ def merge_stores(sources: list[str | Path], target: str | Path) -> MergeReport:
     two stores must have the same output, answer and reasoning (otherwise the shards overlapped
     and answered differently); either refuses the merge with a ``UsageError`` naming both files
     and leaves ``target`` unchanged (or absent, when the merge would have created it). The
-    first run row is kept; sources whose provenance differs are reported. A merged run is
-    ``complete`` when every copy is, else the worst status (``running`` > ``interrupted`` >
-    ``errors``).
+    first run row is kept; sources whose provenance differs are reported. A merged run whose
+    copies are all ``complete`` or ``partial`` (shards) is ``complete`` when its generations
+    cover the pairs the run requested and ``partial`` otherwise (:func:`settled_status`); else
+    it takes the worst status (``running`` > ``interrupted`` > ``errors``).
     """
     paths = [Path(s) for s in sources]
     target = Path(target)
@@ -72,7 +73,8 @@ def merge_stores(sources: list[str | Path], target: str | Path) -> MergeReport:
                 finally:
                     source.close()
             for run_id, seen in statuses.items():
-                status = "complete" if all(s == "complete" for s in seen) else max(seen, key=_rank)
+                worst = "complete" if all(s in ("complete", "partial") for s in seen) else max(seen, key=_rank)
+                status = settled_status(out._db, run_id, worst)
                 out._db.execute("UPDATE runs SET status = ? WHERE run_id = ?", (status, run_id))
                 report.status[run_id] = status
             for run_id in statuses:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._util import sqlite
 from ._schema import SCHEMA_VERSION
-from ._store import RunStore
+from ._store import RunStore, settled_status
 
 TABLES = ("runs", "generations", "steps", "score_sets", "scores", "errors", "human_scores", "arena_steps")
 """The tables salvage copies, parents first (a row whose run is lost cannot be kept)."""
@@ -77,7 +77,7 @@ def salvage_store(source: str | Path, target: str | Path) -> SalvageReport:
     Each table is read in one scan when it can be; when a damaged page stops the scan, it is
     read again row by row (a lookup per row id, which reaches every row not on a damaged page).
     Rows are copied parents first, so rows of a run whose ``runs`` row is lost are counted as
-    orphaned and left out.
+    orphaned and left out. A ``complete`` run that lost generations is ``partial``.
     """
     source, target = Path(source), Path(target)
     if target.exists():
@@ -101,6 +101,7 @@ def salvage_store(source: str | Path, target: str | Path) -> SalvageReport:
             for table in TABLES:
                 if table in tables:
                     report.tables.append(_copy_table(db, out, table))
+            _settle(out, lost=report.lost)
             for run_id, count in out._rows(
                 "SELECT r.run_id, count(g.run_id) FROM runs r LEFT JOIN generations g ON g.run_id = r.run_id"
                 " GROUP BY r.run_id ORDER BY r.created_at"
@@ -111,6 +112,14 @@ def salvage_store(source: str | Path, target: str | Path) -> SalvageReport:
         return report
     finally:
         db.close()
+
+
+def _settle(out: RunStore, *, lost: bool) -> None:
+    """Mark ``partial`` each complete run that lost generations (:func:`settled_status`)."""
+    with sqlite.translate(out.path, _WHAT, "UPDATE runs"), sqlite.transaction(out._db):
+        for run_id, status in out._db.execute("SELECT run_id, status FROM runs").fetchall():
+            settled = settled_status(out._db, run_id, status, lost=lost)
+            out._db.execute("UPDATE runs SET status = ? WHERE run_id = ?", (settled, run_id))
 
 
 def _copy_table(db: sqlite3.Connection, out: RunStore, table: str) -> TableSalvage:

@@ -61,6 +61,14 @@ class RunRecord:
     created_at: str
     updated_at: str
 
+    @property
+    def status_text(self) -> str:
+        """The status, with the answered and requested counts of a ``partial`` run (``partial: 17 of 60``)."""
+        counts = self.config.get("answered")
+        if self.status != "partial" or not isinstance(counts, list):
+            return self.status
+        return f"partial: {counts[0]} of {counts[1]} answered"
+
 
 @dataclass(frozen=True)
 class ScoreSet:
@@ -245,7 +253,7 @@ class RunStore:
         return self.get_run(run_id), bool(existing)
 
     def set_status(self, run_id: str, status: str) -> None:
-        """Set the run's status (``running``, ``interrupted``, ``complete``, ``errors``)."""
+        """Set the run's status (``running``, ``interrupted``, ``complete``, ``partial``, ``errors``)."""
         self._write("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id))
 
     def get_run(self, run_id: str) -> RunRecord:
@@ -294,9 +302,11 @@ class RunStore:
         finally:
             self._end(run_id, None)
 
-    def finish(self, run_id: str, status: str) -> None:
+    def finish(self, run_id: str, status: str, *, requested: int | None = None) -> None:
         """Commit the queued writes, then set the run's final ``status`` and give up writing it.
 
+        With ``requested`` (the sample × epoch pairs the run was asked for, every shard of
+        them), a ``complete`` run with fewer generations is ``partial`` (:func:`settled_status`).
         When a queued write fails (a full disk), the run is marked ``interrupted`` instead, its
         lock still released, and the error raised.
         """
@@ -305,9 +315,9 @@ class RunStore:
         except sqlite.SQLiteError:
             self._end(run_id, "interrupted")
             raise
-        self._end(run_id, status)
+        self._end(run_id, status, requested)
 
-    def _end(self, run_id: str, status: str | None) -> None:
+    def _end(self, run_id: str, status: str | None, requested: int | None = None) -> None:
         """Delete this process's lock of the run (and set its status), in one transaction written at once.
 
         Not queued behind the background writer, whose error must not leave the run ``running``
@@ -316,21 +326,22 @@ class RunStore:
         once no run of the store is being written.
         """
         try:
-            writing = self._end_transaction(run_id, status)
+            writing = self._end_transaction(run_id, status, requested)
         except sqlite.SQLiteError as exc:
             if not isinstance(exc.__cause__, sqlite3.Error) or not _full(exc.__cause__):
                 raise
             self._reserve.unlink(missing_ok=True)
-            writing = self._end_transaction(run_id, status)
+            writing = self._end_transaction(run_id, status, requested)
         if not writing:
             self._reserve.unlink(missing_ok=True)
 
-    def _end_transaction(self, run_id: str, status: str | None) -> bool:
+    def _end_transaction(self, run_id: str, status: str | None, requested: int | None) -> bool:
         """The transaction of :meth:`_end`; whether runs of the store are still being written."""
         with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE runs"), sqlite.transaction(self._db):
             if status is not None:
                 self._db.execute(
-                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id)
+                    "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?",
+                    (settled_status(self._db, run_id, status, requested=requested), _now(), run_id),
                 )
             self._db.execute("DELETE FROM locks WHERE run_id = ? AND pid = ?", (run_id, os.getpid()))
             return self._db.execute("SELECT 1 FROM locks LIMIT 1").fetchone() is not None
@@ -510,11 +521,14 @@ class RunStore:
         rows = self._rows("SELECT sample_id, epoch FROM scores WHERE run_id = ? AND score_set = ?", (run_id, score_set))
         return {(r[0], r[1]) for r in rows}
 
-    def scores(self, run_id: str, scorer: str | None = None) -> Iterator[tuple[str, int, str, Score]]:
+    def scores(
+        self, run_id: str, scorer: str | None = None, *, pooled: bool = False
+    ) -> Iterator[tuple[str, int, str, Score]]:
         """(sample id, epoch, score set label, score) rows of the run.
 
-        ``scorer`` keeps the score sets whose label, id or scorer name it is (a name may cover
-        several sets, e.g. one per judge).
+        ``scorer`` keeps one score set: the one whose label or id it is, or the only one of the
+        scorer it names. A scorer name that covers several sets (one per judge) is a
+        ``UsageError`` naming their labels, unless ``pooled`` asks for all of them together.
         """
         sql = (
             "SELECT s.sample_id, s.epoch, t.label, s.score FROM scores s JOIN score_sets t"
@@ -522,10 +536,20 @@ class RunStore:
         )
         params: tuple[Any, ...] = (run_id,)
         if scorer is not None:
-            sql += " AND (t.label = ? OR t.score_set = ? OR t.name = ?)"
-            params += (scorer, scorer, scorer)
+            chosen = self.score_sets_of(run_id, scorer)
+            if len(chosen) > 1 and not pooled:
+                labels = ", ".join(s.label for s in chosen)
+                raise UsageError(f"'{scorer}' names {len(chosen)} score sets of run {run_id}: {labels}; name one")
+            sql += f" AND t.score_set IN ({', '.join('?' * len(chosen))})"
+            params += tuple(s.id for s in chosen)
         for row in self._rows(sql + " ORDER BY s.rowid", params):
             yield row[0], row[1], row[2], Score.model_validate_json(row[3])
+
+    def score_sets_of(self, run_id: str, scorer: str) -> list[ScoreSet]:
+        """The run's score set whose label or id is ``scorer``, else every set of the scorer named ``scorer``."""
+        sets = self.score_sets(run_id)
+        exact = [s for s in sets if scorer in (s.label, s.id)]
+        return exact or [s for s in sets if s.name == scorer]
 
     def scorers(self, run_id: str) -> list[str]:
         """Labels of the score sets that scored the run."""
@@ -649,6 +673,31 @@ class ArenaMemo:
 _GEN_COLUMNS = (
     "sample, sample_id, epoch, output, answer, retrieved, steps, usage, latency, metadata, truncated, reasoning"
 )
+
+
+def settled_status(
+    db: sqlite3.Connection, run_id: str, status: str, *, requested: int | None = None, lost: bool = False
+) -> str:
+    """``status`` of a run as its counts allow: ``complete`` only when every requested pair is answered.
+
+    A ``complete`` or ``partial`` run is ``complete`` when it has a generation for as many
+    sample × epoch pairs as were requested (``requested``, else the count recorded with the
+    run), else ``partial``; the answered and requested counts are recorded in the run's config
+    (``answered``). Without a recorded count a run is ``partial`` when rows were ``lost``
+    (salvage). Other statuses (``errors``, ``interrupted`` …) are kept.
+    """
+    if status not in ("complete", "partial"):
+        return status
+    config = json.loads(db.execute("SELECT config FROM runs WHERE run_id = ?", (run_id,)).fetchone()[0])
+    if requested is None:
+        recorded = config.get("answered")
+        if not isinstance(recorded, list):
+            return "partial" if lost else status
+        requested = int(recorded[1])
+    answered = int(db.execute("SELECT count(*) FROM generations WHERE run_id = ?", (run_id,)).fetchone()[0])
+    config["answered"] = [answered, requested]
+    db.execute("UPDATE runs SET config = ? WHERE run_id = ?", (json.dumps(config), run_id))
+    return "complete" if answered >= requested else "partial"
 
 
 def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:

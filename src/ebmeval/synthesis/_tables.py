@@ -6,12 +6,12 @@ import itertools
 import json
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._util.errors import DataError
 from ..stats import StatsInputError, bootstrap_ci, cohens_d, paired_ttest
-from ..store import RunStore
+from ..store import RunRecord, RunStore
 from ..tasks import read_jsonl
 from ._workflows import DEFAULT_K
 
@@ -41,6 +41,8 @@ class TableRow:
     cis: dict[str, tuple[float, float] | None]
     missing: dict[str, int]
     """Per metric, samples whose value is ``None`` or absent."""
+    score_sets: dict[str, str] = field(default_factory=dict)
+    """Per metric, the label of the score set its values come from (one judge's, never pooled)."""
 
 
 @dataclass
@@ -88,36 +90,52 @@ def _workflow_label(task_args: dict[str, object]) -> str:
 def _load(
     store_path: str | Path, run_ids: Sequence[str], metrics: Sequence[str]
 ) -> list[tuple[TableRow, dict[str, dict[str, float | None]]]]:
+    """One row per run and choice of score set.
+
+    A metric whose scorer scored the run with two judges gives a row per judge, never their mean.
+    """
     store = RunStore(store_path, read_only=True)
     loaded = []
     try:
         for run_id in run_ids:
             run = store.get_run(run_id)
-            args = run.config.get("task_args", {})
             n, _ = store.count_generations(run.run_id)
-            values = {m: _per_sample(store, run.run_id, *METRICS[m]) for m in metrics}
-            means: dict[str, float | None] = {}
-            cis: dict[str, tuple[float, float] | None] = {}
-            missing: dict[str, int] = {}
-            for metric, per_sample in values.items():
-                present = [v for v in per_sample.values() if v is not None]
-                missing[metric] = n - len(present)
-                means[metric] = statistics.fmean(present) if present else None
-                cis[metric] = bootstrap_ci(present, seed=0).ci if len(present) >= 2 else None
-            row = TableRow(
-                run_id=run.run_id,
-                model=run.model,
-                workflow=_workflow_label(args),
-                source=str(args.get("source", "")),
-                n=n,
-                means=means,
-                cis=cis,
-                missing=missing,
-            )
-            loaded.append((row, values))
+            options: list[list[tuple[str, str | None]]] = [
+                [(m, s.label) for s in store.score_sets_of(run.run_id, METRICS[m][0])] or [(m, None)] for m in metrics
+            ]
+            for chosen in itertools.product(*options):
+                labels = {m: label for m, label in chosen if label is not None}
+                values = {
+                    m: _per_sample(store, run.run_id, labels[m], METRICS[m][1]) if m in labels else {} for m in metrics
+                }
+                loaded.append((_row(run, n, values, labels), values))
     finally:
         store.close()
     return loaded
+
+
+def _row(run: RunRecord, n: int, values: dict[str, dict[str, float | None]], labels: dict[str, str]) -> TableRow:
+    """The table row of ``run`` from each metric's per-sample values, read from the score sets ``labels``."""
+    means: dict[str, float | None] = {}
+    cis: dict[str, tuple[float, float] | None] = {}
+    missing: dict[str, int] = {}
+    for metric, per_sample in values.items():
+        present = [v for v in per_sample.values() if v is not None]
+        missing[metric] = n - len(present)
+        means[metric] = statistics.fmean(present) if present else None
+        cis[metric] = bootstrap_ci(present, seed=0).ci if len(present) >= 2 else None
+    args = run.config.get("task_args", {})
+    return TableRow(
+        run_id=run.run_id,
+        model=run.model,
+        workflow=_workflow_label(args),
+        source=str(args.get("source", "")),
+        n=n,
+        means=means,
+        cis=cis,
+        missing=missing,
+        score_sets=labels,
+    )
 
 
 def synthesis_table(
@@ -137,7 +155,8 @@ def synthesis_table(
 def synthesis_contrasts(store_path: str | Path, run_ids: Sequence[str], metric: str = "rubric") -> list[Contrast]:
     """Paired t-test and Cohen's d_z for every pair of runs on one source that differ in one factor.
 
-    Pairs are matched by sample id over the samples both runs scored; with d_i = a_i − b_i,
+    Only runs scored by the same score set (scorer and judge) are paired, matched by sample id
+    over the samples both runs scored; with d_i = a_i − b_i,
     t = mean(d) / (SD(d)/√n) (:func:`ebmeval.stats.paired_ttest`) and d_z = mean(d) / SD(d)
     (:func:`ebmeval.stats.cohens_d`). Fewer than 2 pairs or zero variance leave t and d
     ``None`` with a note.
@@ -145,8 +164,8 @@ def synthesis_contrasts(store_path: str | Path, run_ids: Sequence[str], metric: 
     loaded = _load(store_path, run_ids, [metric])
     contrasts = []
     for (row_a, va), (row_b, vb) in itertools.combinations(loaded, 2):
-        if row_a.source != row_b.source:
-            continue
+        if row_a.source != row_b.source or row_a.score_sets.get(metric) != row_b.score_sets.get(metric):
+            continue  # another source, or the metric read from another judge's score set
         if row_a.model == row_b.model and row_a.workflow != row_b.workflow:
             factor, a, b, within = "workflow", row_a.workflow, row_b.workflow, row_a.model
         elif row_a.workflow == row_b.workflow and row_a.model != row_b.model:

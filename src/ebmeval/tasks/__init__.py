@@ -2,7 +2,7 @@
 
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import ROW_FORMATS, RowPlace, parse_jsonl, read_jsonl, read_rows
-from ._identity import model_identity, scorer_label, scorer_spec
+from ._identity import model_identity, scorer_label, scorer_roles, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
     THINKING_BUDGET,
@@ -64,6 +64,7 @@ __all__ = [
     "read_rows",
     "sample_seed",
     "scorer_label",
+    "scorer_roles",
     "scorer_spec",
     "scorer",
     "scorer_registry",

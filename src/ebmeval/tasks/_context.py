@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from .._util.errors import UnknownNameError
+from .._util.errors import UnknownNameError, UsageError
 from .._util.hashing import stable_hash
 from ..models import ChatMessage, GenerateConfig, Model, ModelOutput
 
@@ -72,9 +73,26 @@ class SampleContext:
         self.steps: list[str] = []
         self.outputs: list[ModelOutput] = []
         """The output of every model call of the sample so far, sent or replayed."""
+        self.scorer: str | None = None
+        """The scorer this context is lent to (:meth:`for_scorer`), which may call only ``roles``."""
+        self.roles: frozenset[str] | None = None
+
+    def for_scorer(self, name: str, roles: Sequence[str]) -> SampleContext:
+        """This context as the scorer ``name`` sees it: a call to a role not in ``roles`` is refused.
+
+        The steps, outputs and memo are shared with this context.
+        """
+        view = copy.copy(self)
+        view.scorer, view.roles = name, frozenset(roles)
+        return view
 
     def model(self, role: str = "model") -> Model:
         """The model playing ``role`` (``model`` is the one under evaluation)."""
+        if self.roles is not None and role not in self.roles:
+            raise UsageError(
+                f"scorer '{self.scorer}' calls the '{role}' model but does not declare that role; declare it "
+                f"(@scorer('{self.scorer}', roles=['{role}']) or a `roles` attribute) so its score set names the model"
+            )
         try:
             return self.models[role]
         except KeyError:

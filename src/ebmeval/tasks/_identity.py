@@ -2,15 +2,16 @@
 
 A scorer's spec holds its name, its version, its arguments (every public attribute that
 describes how it scores: options, prompt templates by id and version, generation settings),
-the prompt templates it declares, and, for each model role it calls, that model's identity and
-default settings. Two scorers with equal specs give the same scores; anything else is a new
-score set.
+the prompt templates it declares, and, for each model role it declares (by its registration,
+``@scorer(NAME, roles=...)``, or a ``roles``/``role`` attribute), that model's identity and
+default settings. A scorer calls no role it does not declare. Two scorers with equal specs
+give the same scores; anything else is a new score set.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..models import GenerateConfig, Model
@@ -51,13 +52,31 @@ def scorer_args(scorer: object) -> dict[str, Any]:
     return found
 
 
+DECLARED = "_ebmeval_declared"
+"""The attribute holding what a registered scorer factory declared about the scorers it builds."""
+
+
+def declare(scorer: object, *, roles: Sequence[str], version: str | None) -> None:
+    """Record on ``scorer`` the model roles it may call and its version (see ``ebmeval.tasks.scorer``)."""
+    object.__setattr__(scorer, DECLARED, {"roles": list(roles), "version": version})
+
+
 def scorer_roles(scorer: object) -> list[str]:
-    """The model roles ``scorer`` calls: its ``roles`` attribute, else its ``role``, else none."""
+    """The model roles ``scorer`` declares: those its registration names, its ``roles`` attribute, its ``role``.
+
+    A scorer may call only these roles (``SampleContext.for_scorer``); each is part of its spec.
+    """
+    declared = getattr(scorer, DECLARED, {}).get("roles") or []
     roles = getattr(scorer, "roles", None)
-    if isinstance(roles, list | tuple):
-        return [str(r) for r in roles]
     role = getattr(scorer, "role", None)
-    return [role] if isinstance(role, str) else []
+    found = [*declared, *(roles if isinstance(roles, list | tuple) else []), *([role] if isinstance(role, str) else [])]
+    return list(dict.fromkeys(str(r) for r in found))
+
+
+def scorer_version(scorer: object) -> str:
+    """The version its registration declares, else its ``version`` attribute, else ``"1"``."""
+    declared = getattr(scorer, DECLARED, {}).get("version")
+    return str(declared if declared is not None else getattr(scorer, "version", "1"))
 
 
 def model_identity(model: Model | None) -> dict[str, Any] | None:
@@ -72,7 +91,7 @@ def scorer_spec(scorer: object, models: Mapping[str, Model]) -> dict[str, Any]:
     templates = getattr(scorer, "templates", ())
     return {
         "name": str(getattr(scorer, "name", type(scorer).__name__)),
-        "version": str(getattr(scorer, "version", "1")),
+        "version": scorer_version(scorer),
         "args": scorer_args(scorer),
         "templates": [t.id for t in templates if isinstance(t, PromptTemplate)],
         "roles": {role: model_identity(models.get(role)) for role in scorer_roles(scorer)},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from .._util.options import check_options, signature_options
 from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._context import SampleContext
-from ._identity import describe_value
+from ._identity import declare, describe_value
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
 from ._task_file import task_file
 
@@ -130,6 +131,13 @@ class Task:
     role_defaults: dict[str, str] = field(default_factory=dict)
     """Role → model spec playing it when the run names none (else the model under evaluation plays it):
     a role whose output must be the same for every model compared, such as the negator."""
+    content_args: frozenset[str] = frozenset()
+    """Arguments identified by their content, which ``version`` holds (a retrieval index by its
+    identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
+    identical copy name one run."""
+    inapplicable_args: frozenset[str] = frozenset()
+    """Options the chosen workflow does not use (``max_iterations`` with ``golden-rag``): left out of
+    the run's identity, and a run that sets one says it was ignored."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
 
@@ -167,9 +175,26 @@ scorer_registry: Registry[ScorerFactory] = Registry("scorer")
 """Scorers that can be named on the command line (``ebmeval rescore RUN --scorer NAME``)."""
 
 
-def scorer(name: str) -> Callable[[ScorerFactory], ScorerFactory]:
-    """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``."""
-    return scorer_registry.register(name)
+def scorer(
+    name: str, *, roles: Sequence[str] = (), version: str | None = None
+) -> Callable[[ScorerFactory], ScorerFactory]:
+    """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``.
+
+    Every scorer the factory builds declares ``roles``, the model roles it calls (``judge`` …),
+    and ``version``: both are part of its score set's spec, and a call to a role it does not
+    declare is refused.
+    """
+
+    def register(factory: ScorerFactory) -> ScorerFactory:
+        @functools.wraps(factory)
+        def build(*args: Any, **kwargs: Any) -> Scorer:
+            built = factory(*args, **kwargs)
+            declare(built, roles=roles, version=version)
+            return built
+
+        return scorer_registry.register(name)(build)
+
+    return register
 
 
 _binary_metrics: dict[str, frozenset[str]] = {}
