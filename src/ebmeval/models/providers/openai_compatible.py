@@ -361,7 +361,7 @@ class OpenAICompatibleModel(ModelAPI):
         :class:`EndpointError`; any other failure is left for the samples to meet and record.
         """
         try:
-            await self.generate([user("Reply with OK.")], GenerateConfig(max_tokens=1, temperature=0.0))
+            await self.generate([user(PREFLIGHT_PROMPT)], GenerateConfig(max_tokens=1, temperature=0.0))
         except ModelUnavailableError as exc:
             raise EndpointError(f"pre-flight request failed: {exc}") from None
         except ModelError as exc:
@@ -688,6 +688,9 @@ def reject_unknown(provider: str, options: Mapping[str, object], known: Sequence
 # The model name ends at the first "@" that starts a URL; a URL may itself hold an "@".
 _SPEC = re.compile(r"^(?P<model>.*?)@(?P<url>https?://.*)$")
 
+
+PREFLIGHT_PROMPT = "Reply with OK."
+"""The one-token request sent to each endpoint before a run's first sample."""
 
 KNOWN_OPTIONS = (
     "base_url",
