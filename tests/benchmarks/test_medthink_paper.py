@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from ebmeval.cli._app import app
 from ebmeval.report import collect
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
+from tests.helpers.openai_server import openai_server
 
 JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
 
@@ -28,38 +27,11 @@ def answer_for(prompt: str) -> str:
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    bodies: list[dict[str, Any]] = []
+    def reply(body: dict[str, Any]) -> str:
+        return JUDGE_REPLY if body["model"] == "judge" else answer_for(body["messages"][-1]["content"])
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802  (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if not self.path.endswith("/chat/completions"):  # token counting and the like: not offered
-                self.send_error(404)
-                return
-            bodies.append(body)
-            text = JUDGE_REPLY if body["model"] == "judge" else answer_for(body["messages"][-1]["content"])
-            reply = {
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bodies
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with openai_server(reply) as served:
+        yield served
 
 
 def test_paper_settings_reach_the_judge_and_accuracy_and_steps_come_from_one_run(
