@@ -15,6 +15,7 @@ from ebmeval.cli._app import app
 from ebmeval.report import collect
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
+from tests.helpers.cli import ebmeval
 from tests.helpers.openai_server import openai_server
 
 JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
@@ -137,3 +138,17 @@ def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> No
     assert [r["scored"] for r in json.loads(again.stdout)] == [0, 0]  # stored scores are reused, nothing judged twice
     table = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store]).stdout
     assert table.splitlines()[0].startswith("| strategy | judge | prompt | mean [95% CI]")
+
+
+def test_bleurt_from_a_checkpoint_is_refused_by_name_and_never_substituted(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "BLEURT-20"
+    checkpoint.mkdir()
+    base = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--model", "scripted:Final answer: A"]
+    store = ["--limit", "1", "--store", str(tmp_path / "r.sqlite")]
+    result = ebmeval(*base, *store, "--task-arg", f"bleurt={checkpoint}", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"BLEURT from {checkpoint} is not available" in result.stderr
+    assert "bleurt-pytorch" in result.stderr and "no other metric is substituted" in result.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # nothing ran under another metric's name
+    missing = ebmeval(*base, *store, "--task-arg", f"bleurt={tmp_path / 'nowhere'}", cwd=tmp_path)
+    assert missing.returncode == 2 and "no BLEURT checkpoint at" in missing.stderr
