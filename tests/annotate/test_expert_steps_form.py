@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
 
-from ebmeval._util.errors import UsageError
-from ebmeval.annotate import create_study, export
+from ebmeval._util.errors import ConfigError, UsageError
+from ebmeval.annotate import create_study, export, import_scores, make_engine, save_answer
 from ebmeval.annotate._app import create_app
+from ebmeval.annotate._models import Annotator
+from ebmeval.store import RunStore
+from tests.helpers.cli import ebmeval
 
 from .conftest import CANDIDATE_RE, csrf_of
 
@@ -77,3 +81,38 @@ def test_an_item_without_steps_is_refused(tmp_path: Path) -> None:
     items.write_text(lines[0] + "\n" + json.dumps(line) + "\n")
     with pytest.raises(UsageError, match="needs every item's steps; none for item 'q2'"):
         create_study(str(tmp_path / "a.db"), slug="s", form="expert-steps", annotators=["a"], k=1, files=[items])
+
+
+def test_a_study_of_medthink_runs_shows_each_samples_scoring_points_and_imports_into_the_run_store(
+    tmp_path: Path,
+) -> None:
+    store = str(tmp_path / "runs.sqlite")
+    args = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    for reply in ("Final answer: A", "Final answer: B"):
+        done = ebmeval(*args, "--model", f"scripted:{reply}", "--limit", "2", "--store", store, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    reader = RunStore(store, read_only=True)
+    runs = [r.run_id for r in reader.list_runs()]
+    steps = {s.id: s.metadata["scoring_points"] for s, _g in reader.generations(runs[0])}
+    reader.close()
+    db = str(tmp_path / "a.db")
+    create_study(db, slug="mt", form="expert-steps", annotators=["a"], k=1, runs=runs, store=store)
+    engine = make_engine(db)
+    with Session(engine) as session:
+        (person,) = session.query(Annotator).all()
+        for task in person.assignments:
+            assert task.item.steps == [s.strip() for s in steps[task.item.item_key]]
+            for shown in task.shown:
+                for i in range(len(task.item.steps)):
+                    save_answer(session, task.id, shown.public_id, f"step_{i + 1}", "1")
+        session.commit()
+    engine.dispose()
+    written = import_scores(db, "mt", store)
+    assert written == 2 * sum(len(v) for v in steps.values())
+    reader = RunStore(store, read_only=True)
+    assert {r[0] for r in reader.human_scores("mt", "step_1")} == set(runs)
+    reader.close()
+    with pytest.raises(ConfigError, match="no --checklist-step, no calibration"):
+        create_study(
+            db, slug="mt2", form="expert-steps", annotators=["a"], k=1, runs=runs, store=store, checklist=["x"]
+        )
