@@ -22,14 +22,20 @@ UNDER_TEST = "1. Does the drug reduce mortality?\n2. Is it safe?\nScore: 5\nFeed
 """Every reply of a model under test: a plan, an answer, a draft, an evaluator's and a rater's "Score: 5"."""
 
 
+SALT = "a"
+"""Chosen so that the scripted grades vary within every condition (the statistics need variance)."""
+
+
 def judge_score(prompt: str) -> int:
     """The judge's grade, 2 or 3, a fixed function of the prompt (so humans can be scripted around it)."""
-    return 2 + int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % 2
+    return 2 + int(hashlib.sha256((SALT + prompt).encode()).hexdigest(), 16) % 2
 
 
 def reply(body: dict[str, Any]) -> str:
     prompt = body["messages"][-1]["content"]
-    return f"Justification: close.\nScore: {judge_score(prompt)}" if body["model"] == "judge" else UNDER_TEST
+    if body["model"] == "judge":
+        return f"Justification: close.\nScore: {judge_score(prompt)}"
+    return UNDER_TEST + ("\nThe trials agree." if "lowered mortality" in prompt else "")  # with evidence
 
 
 @pytest.fixture
@@ -134,6 +140,7 @@ def test_reproduce_medmeta_prints_tables_2_to_4_with_the_published_columns(
     h2 = {(r[2], r[3]): r for r in four["rows"] if r[0] == "H2"}
     assert h2[("MedGemma 27B", "Human")][4] == "4" and h2[("MedGemma 27B", "Human")][5] == "20"
     assert h2[("Gemma 27B", "LLM")][7] == "0.807"  # mean diff paper
+    assert all(r[8] != "—" and r[12] != "—" for r in h2.values())  # t and Cohen's d of every H2 row
     h3 = {(r[2], r[3]): r for r in four["rows"] if r[0] == "H3"}
     assert h3[("P-CoT", "LLM")][-1] == "Yes" and h3[("G-RAG", "Human")][5] == "20"  # the paper's p 0.004
     assert h3[("G-RAG", "Human")][1].endswith("· G-RAG") and h3[("G-RAG", "Human")][4] == "4"

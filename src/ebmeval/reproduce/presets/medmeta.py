@@ -295,7 +295,10 @@ def table_4(reproduction: Reproduction) -> TracedTable:
         ):
             if not x or not y:
                 continue
-            _add_contrast(table, hypothesis, label, row, judge, human_contrast(a[0], b[0], x, y))
+            contrast = human_contrast(a[0], b[0], x, y)
+            _add_contrast(table, hypothesis, label, row, judge, contrast)
+            if contrast.note:
+                table.notes.append(f"{hypothesis} {label} ({judge}): {contrast.note}")
     table.notes += [
         "a − b on the items both conditions have; Human: per item the mean of the annotators; "
         "paired t, Cohen's d_z = mean(d) / SD(d) (ebmeval.report.human_contrast); sig: p < 0.05",
