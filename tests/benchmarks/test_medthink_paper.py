@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,8 @@ from ebmeval.cli._app import app
 from ebmeval.report import collect
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
+from tests.helpers.cli import ebmeval
+from tests.helpers.openai_server import openai_server
 
 JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
 
@@ -28,38 +28,11 @@ def answer_for(prompt: str) -> str:
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    bodies: list[dict[str, Any]] = []
+    def reply(body: dict[str, Any]) -> str:
+        return JUDGE_REPLY if body["model"] == "judge" else answer_for(body["messages"][-1]["content"])
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802  (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if not self.path.endswith("/chat/completions"):  # token counting and the like: not offered
-                self.send_error(404)
-                return
-            bodies.append(body)
-            text = JUDGE_REPLY if body["model"] == "judge" else answer_for(body["messages"][-1]["content"])
-            reply = {
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }
-            data = json.dumps(reply).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", bodies
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with openai_server(reply) as served:
+        yield served
 
 
 def test_paper_settings_reach_the_judge_and_accuracy_and_steps_come_from_one_run(
@@ -165,3 +138,17 @@ def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> No
     assert [r["scored"] for r in json.loads(again.stdout)] == [0, 0]  # stored scores are reused, nothing judged twice
     table = CliRunner().invoke(app, ["sweep", run_id, *judges, "--prompt", "p1", "--store", store]).stdout
     assert table.splitlines()[0].startswith("| strategy | judge | prompt | mean [95% CI]")
+
+
+def test_bleurt_from_a_checkpoint_is_refused_by_name_and_never_substituted(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "BLEURT-20"
+    checkpoint.mkdir()
+    base = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--model", "scripted:Final answer: A"]
+    store = ["--limit", "1", "--store", str(tmp_path / "r.sqlite")]
+    result = ebmeval(*base, *store, "--task-arg", f"bleurt={checkpoint}", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"BLEURT from {checkpoint} is not available" in result.stderr
+    assert "bleurt-pytorch" in result.stderr and "no other metric is substituted" in result.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # nothing ran under another metric's name
+    missing = ebmeval(*base, *store, "--task-arg", f"bleurt={tmp_path / 'nowhere'}", cwd=tmp_path)
+    assert missing.returncode == 2 and "no BLEURT checkpoint at" in missing.stderr

@@ -269,6 +269,28 @@ def test_medmeta_table_2_under_the_papers_prompts_beside_the_published_means(tmp
     assert shown["config"]["task_args"]["prompts"] == "medmeta-paper"
 
 
+def test_medthink_figure_5_judge_by_prompt_through_the_sweep_beside_the_printed_values(tmp_path: Path) -> None:
+    """Before: Fig. 5 was left to ebmeval.analysis.sweep; the preset printed no robustness table."""
+    verdicts = json.dumps({"supported": True, "required": 4, "covered": 3, **{str(i): True for i in range(1, 40)}})
+    judges = f"judges=GPT-4o-mini=scripted:{verdicts};Gemini-2.5-flash=scripted:no"
+    args = ("reproduce", "medthink", "--model", "scripted:Final answer: A", "--limit", "3", "--json")
+    args += ("--role", f"judge=scripted:{verdicts}", "--preset-arg", judges, "--preset-arg", "prompts=p1,p2")
+    done = ebmeval(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    table = _table(json.loads(done.stdout), "Fig. 5a-b, text")
+    assert table["header"] == ["judge", "prompt", "LLM-w-Ref", "n", "paper", "Δ"]
+    rows = [r[:2] + r[3:] for r in table["rows"]]
+    assert rows == [
+        ["GPT-4o-mini", "p1", "3", "—", "—"],
+        ["Gemini-2.5-flash", "p1", "3", "0.522", "-0.522"],
+        ["GPT-4o-mini", "p2", "3", "0.538", "+0.462"],
+    ]
+    assert table["rows"][2][2].startswith("1.000")
+    cell = table["cells"][2]
+    assert cell["scorer"] == "judge/steps-with-reference@p2[GPT-4o-mini]" and cell["run_id"]
+    assert ebmeval("reproduce", "medthink", "--list", cwd=tmp_path).returncode == 0
+
+
 def test_medthink_reasoning_and_accuracy_from_one_run_beside_the_printed_values(tmp_path: Path) -> None:
     verdicts = json.dumps({"supported": True, "required": 4, "covered": 3, **{str(i): True for i in range(1, 40)}})
     args = ("reproduce", "medthink", "--model", "scripted:Final answer: A", "--limit", "4", "--json")

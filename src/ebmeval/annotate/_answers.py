@@ -13,13 +13,23 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ..stats import StatsInputError, fleiss_kappa, krippendorff_alpha
-from ._forms import Form, build_form
-from ._models import Annotator, Answer, Assignment, Study, utcnow
+from ._forms import EXPERT_STEPS, Form, build_form
+from ._models import Annotator, Answer, Assignment, Item, Study, utcnow
 
 
 def study_form(study: Study) -> Form:
-    """The form of ``study``."""
+    """The form of ``study``; for ``expert-steps``, fields up to the longest item's steps (labelled by number)."""
+    if study.form == EXPERT_STEPS:
+        longest = max(len(i.steps or ()) for i in study.items)
+        return build_form(EXPERT_STEPS, tuple(f"Expert step {n + 1} of the item" for n in range(longest)))
     return build_form(study.form, tuple(study.checklist) if study.checklist is not None else None)
+
+
+def item_form(study: Study, item: Item) -> Form:
+    """The form a task of ``item`` shows: the study's, or for ``expert-steps`` the item's own steps."""
+    if study.form == EXPERT_STEPS:
+        return build_form(EXPERT_STEPS, tuple(item.steps or ()))
+    return study_form(study)
 
 
 def save_answer(session: Session, assignment_id: int, target: str, field: str, value: str) -> None:

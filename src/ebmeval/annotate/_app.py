@@ -37,7 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ._access import SESSION_DAYS, find_session, open_session
-from ._answers import Rating, agreement, is_complete, save_answer, study_form, study_ratings
+from ._answers import Rating, agreement, is_complete, item_form, save_answer, study_form, study_ratings
 from ._forms import Form as AnnotationForm
 from ._limits import BodyLimit
 from ._logs import install_log_redaction
@@ -445,7 +445,7 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         return _render_task(request, person, assignment)
 
     def _render_task(request: Request, person: Annotator, assignment: Assignment, message: str = "") -> HTMLResponse:
-        form = study_form(person.study)
+        form = item_form(person.study, assignment.item)
         pairwise = form.per_task == 2
         candidates = [
             {"id": s.public_id, "label": ("AB"[s.slot] if pairwise else str(s.slot + 1)), "text": s.candidate.text}
@@ -503,17 +503,18 @@ def create_app(db: str, *, behind_tls: bool = False, throttle: FailureThrottle |
         _check_csrf(request, request.headers.get("x-csrf-token"))
         _writable(person)
         assignment = task_of(person, n)
-        _store(session, study_form(person.study), assignment, answer)
+        form = item_form(person.study, assignment.item)
+        _store(session, form, assignment, answer)
         session.commit()
         session.refresh(assignment)
-        return JSONResponse({"saved": True, "complete": is_complete(study_form(person.study), assignment)})
+        return JSONResponse({"saved": True, "complete": is_complete(form, assignment)})
 
     @app.post("/tasks/{n}")
     async def submit_task(request: Request, n: int, person: Person, session: DB) -> Response:
         values = await form_csrf(request)
         _writable(person)
         assignment = task_of(person, n)
-        form = study_form(person.study)
+        form = item_form(person.study, assignment.item)
         for key, value in values.items():
             target, _, field = key.partition(":")
             if field:

@@ -175,11 +175,16 @@ def _pairwise() -> Form:
     )
 
 
-def _checklist(steps: tuple[str, ...]) -> Form:
+EXPERT_STEPS = "expert-steps"
+"""The per-item checklist: each item's own expert steps (MedThink-Bench's scoring points)."""
+
+
+def _checklist(steps: tuple[str, ...], name: str = "checklist") -> Form:
+    what = "expert step of this item" if name == EXPERT_STEPS else "step of an evidence-based answer"
     return Form(
-        name="checklist",
+        name=name,
         title="Expert-step checklist",
-        instructions="Tick, for each response, every step of an evidence-based answer that it carries out well.",
+        instructions=f"Tick, for each response, every {what} that it carries out well.",
         fields=tuple(
             FormField(f"step_{i + 1}", text, "binary", _YES_NO, {"1": "done", "0": "missing"})
             for i, text in enumerate(steps)
@@ -187,14 +192,17 @@ def _checklist(steps: tuple[str, ...]) -> Form:
     )
 
 
-FORMS = ("rubric", "factuality", "pairwise", "checklist")
+FORMS = ("rubric", "factuality", "pairwise", "checklist", EXPERT_STEPS)
 """The forms; ``rubric/<prompt set>`` (e.g. ``rubric/medmeta-paper``) is the rubric of another prompt set."""
 
 
 def build_form(name: str, checklist: tuple[str, ...] | None = None) -> Form:
-    """The form called ``name``; ``checklist`` replaces the default expert steps of the checklist form."""
-    if checklist is not None and name != "checklist":
-        raise ConfigError("checklist", "custom steps only apply to the 'checklist' form")
+    """The form called ``name``; ``checklist`` replaces the default expert steps of the checklist form.
+
+    For ``expert-steps`` ``checklist`` is the steps of one item (fields ``step_1`` … ``step_n``).
+    """
+    if checklist is not None and name not in ("checklist", EXPERT_STEPS):
+        raise ConfigError("checklist", "custom steps only apply to the 'checklist' and 'expert-steps' forms")
     if name == "rubric":
         return _rubric(EBMEVAL)
     if name.startswith("rubric/") and name.removeprefix("rubric/") in PROMPT_SETS:
@@ -203,9 +211,11 @@ def build_form(name: str, checklist: tuple[str, ...] | None = None) -> Form:
         return _factuality()
     if name == "pairwise":
         return _pairwise()
-    if name == "checklist":
+    if name in ("checklist", EXPERT_STEPS):
+        if name == EXPERT_STEPS and checklist is None:
+            raise ConfigError("checklist", "the 'expert-steps' form needs the item's own steps")
         steps = DEFAULT_CHECKLIST if checklist is None else tuple(checklist)
         if not steps or any(not s.strip() for s in steps):
             raise ConfigError("checklist", "needs at least one non-empty step")
-        return _checklist(steps)
+        return _checklist(steps, name)
     raise UnknownNameError("form", name, FORMS)

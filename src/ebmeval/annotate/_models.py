@@ -95,6 +95,8 @@ class Item(Base):
     reference: Mapped[str] = mapped_column(Text)
     sources: Mapped[list[Any]] = mapped_column(JSON, default=list)
     epoch: Mapped[int] = mapped_column(default=0)
+    steps: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    """The item's own expert steps (the ``expert-steps`` form), else None."""
     study: Mapped[Study] = relationship(back_populates="items")
     candidates: Mapped[list[Candidate]] = relationship(order_by="Candidate.id")
 

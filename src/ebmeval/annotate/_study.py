@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from .._util.errors import ConfigError, DataError, UsageError
 from ..tasks import read_jsonl
 from ._design import latin_square_plan
-from ._forms import Form, build_form
+from ._forms import EXPERT_STEPS, Form, build_form
 from ._models import (
     Annotator,
     Assignment,
@@ -39,6 +39,7 @@ class SourceItem:
     question: str | None = None
     sources: list[dict[str, Any]] = field(default_factory=list)
     epoch: int = 0
+    steps: list[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ def items_from_runs(store_path: str | Path, run_ids: Sequence[str]) -> tuple[lis
                         candidates={},
                         question=sample.input,
                         sources=[{"id": d.id, "title": d.title, "text": d.text} for d in sample.documents],
+                        steps=_steps_of(sample.metadata.get("scoring_points")),
                     )
                     by_sample[sample.id] = item
                 item.candidates[name] = generation.output
@@ -110,6 +112,13 @@ def items_from_runs(store_path: str | Path, run_ids: Sequence[str]) -> tuple[lis
     complete = [i for i in by_sample.values() if len(i.candidates) == len(names)]
     skipped = [i.key for i in by_sample.values() if len(i.candidates) != len(names)]
     return complete, names, skipped
+
+
+def _steps_of(value: Any) -> list[str] | None:
+    """An item's expert steps (MedThink-Bench's ``scoring_points``) when ``value`` is a list of texts, else None."""
+    if isinstance(value, list) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return [v.strip() for v in value]
+    return None
 
 
 def _need(obj: dict[str, Any], key: str, kind: type, path: Path, line: int) -> Any:
@@ -124,7 +133,9 @@ def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def items_from_file(path: str | Path) -> tuple[list[SourceItem], list[str]]:
-    """Read items from JSONL lines ``{item_id, reference, candidates: [{system, text}], sources?, question?}``.
+    """Read items from JSONL lines ``{item_id, reference, candidates: [{system, text}], sources?, question?, steps?}``.
+
+    ``steps`` are the item's own expert steps, shown by the ``expert-steps`` form.
 
     ``sources`` is a list of strings or of ``{id?, title?, text}`` objects. Every line must name the
     same systems.
@@ -162,6 +173,9 @@ def items_from_file(path: str | Path) -> tuple[list[SourceItem], list[str]]:
             else:
                 raise DataError(path, "sources must be strings or {id, title, text} objects", line=n, field="sources")
         question = obj.get("question")
+        steps = _steps_of(obj.get("steps"))
+        if "steps" in obj and steps is None:
+            raise DataError(path, "steps must be a non-empty list of non-empty strings", line=n, field="steps")
         items.append(
             SourceItem(
                 key=key,
@@ -169,6 +183,7 @@ def items_from_file(path: str | Path) -> tuple[list[SourceItem], list[str]]:
                 candidates=candidates,
                 question=question if isinstance(question, str) else None,
                 sources=sources,
+                steps=steps,
             )
         )
     if not items:
@@ -280,8 +295,9 @@ def create_study(
     Args:
         db: Annotation database: a SQLite path or a ``postgresql://`` URL.
         slug: Unique study name (letters, digits, ``-`` and ``_``).
-        form: ``rubric``, ``factuality``, ``pairwise`` or ``checklist``. A rubric study of runs shows
-            the rubric their judges used (:func:`judged_rubric`).
+        form: ``rubric``, ``factuality``, ``pairwise``, ``checklist`` or ``expert-steps`` (each item's
+            own steps: ``steps`` of a file's line, ``scoring_points`` of a run's sample). A rubric study of
+            runs shows the rubric their judges used (:func:`judged_rubric`).
         annotators: Distinct annotator names.
         k: Annotators per item.
         runs: Run ids (or unique prefixes) in ``store``.
@@ -306,7 +322,11 @@ def create_study(
         raise ConfigError("pass_threshold", f"must be in (0, 1], got {pass_threshold}")
     if form == "rubric" and runs and store is not None:
         form = judged_rubric(store, runs)
-    spec = build_form(form, tuple(checklist) if checklist is not None else None)
+    if form == EXPERT_STEPS and (checklist is not None or calibration is not None):
+        raise ConfigError(
+            "form", "the 'expert-steps' form takes each item's own steps: no --checklist-step, no calibration"
+        )
+    spec = build_form(form, tuple(checklist) if checklist is not None else None) if form != EXPERT_STEPS else None
     items: list[SourceItem] = []
     systems: list[str] = []
     run_of: dict[str, str] = {}
@@ -334,12 +354,16 @@ def create_study(
         raise UsageError("item ids repeat across the runs and files")
     if limit is not None:
         items = items[:limit]
-    gold = read_calibration(calibration, spec) if calibration is not None else []
+    if form == EXPERT_STEPS and (bare := [i.key for i in items if not i.steps]):
+        raise UsageError(f"the 'expert-steps' form needs every item's steps; none for item '{bare[0]}'")
+    gold = read_calibration(calibration, spec) if calibration is not None and spec is not None else []
     if calibration_size is not None and not 1 <= calibration_size <= len(gold):
         raise ConfigError(
             "calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {calibration_size}"
         )
-    plan = latin_square_plan(len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task)
+    plan = latin_square_plan(
+        len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task if spec else None
+    )
 
     engine = make_engine(db)
     admin_token = new_token()
@@ -371,6 +395,7 @@ def create_study(
                 reference=src.reference,
                 sources=src.sources,
                 epoch=src.epoch,
+                steps=src.steps if form == EXPERT_STEPS else None,
             )
             item.candidates = [Candidate(system=s, text=src.candidates[s.name]) for s in system_rows]
             item_rows.append(item)

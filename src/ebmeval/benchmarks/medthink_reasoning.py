@@ -11,6 +11,7 @@ Data card: ``docs/tasks/medthink_reasoning.md``.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from .._util.errors import ConfigError
@@ -198,7 +199,11 @@ def load_medthink_reasoning() -> list[Sample]:
 
 @task("medthink/reasoning")
 def medthink_reasoning(
-    judges: bool = True, text_metrics: bool = True, max_tokens: int = MAX_TOKENS, prompts: str = "ebmeval"
+    judges: bool = True,
+    text_metrics: bool = True,
+    max_tokens: int = MAX_TOKENS,
+    prompts: str = "ebmeval",
+    bleurt: str | None = None,
 ) -> Task:
     """MedThink-Bench rationales graded against the expert reasoning steps, and the answers' accuracy.
 
@@ -212,7 +217,12 @@ def medthink_reasoning(
         prompts: ``ebmeval`` (greedy judges with short replies, ``max_tokens`` for the answer) or
             ``medthink-paper`` (the paper's settings: judges at temperature 0.1 with 4,096 tokens
             and seed 42; the model under test at temperature 0 with 4,096 tokens and seed 42).
+        bleurt: Path of a BLEURT checkpoint, the paper's fifth text metric. Refused
+            (:func:`refuse_bleurt`): ebmeval has no BLEURT implementation, and no other metric
+            stands in for it.
     """
+    if bleurt is not None:
+        refuse_bleurt(bleurt)
     if prompts not in SETTINGS:
         raise ConfigError("prompts", f"must be one of {', '.join(SETTINGS)}; not {prompts!r}")
     paper = prompts == "medthink-paper"
@@ -240,6 +250,23 @@ def medthink_reasoning(
             "card": "docs/tasks/medthink_reasoning.md",
             "settings": prompts,
         },
+    )
+
+
+def refuse_bleurt(checkpoint: str) -> None:
+    """Refuse BLEURT from ``checkpoint`` with what it needs; never substitute another metric.
+
+    A BLEURT checkpoint is scored by its own regression head (the ``bleurt`` TensorFlow package,
+    or the PyTorch port ``bleurt-pytorch``'s ``BleurtForSequenceClassification``); neither is a
+    dependency of ebmeval, so no score under the name BLEURT is computed.
+    """
+    if not Path(checkpoint).exists():
+        raise ConfigError("bleurt", f"no BLEURT checkpoint at {checkpoint}")
+    raise ConfigError(
+        "bleurt",
+        f"BLEURT from {checkpoint} is not available: ebmeval has no BLEURT implementation (it needs the "
+        "'bleurt' TensorFlow package or 'bleurt-pytorch' to load the checkpoint's regression head); "
+        "no other metric is substituted",
     )
 
 

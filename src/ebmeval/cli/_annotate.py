@@ -20,7 +20,9 @@ DbOption = Annotated[str, typer.Option("--db", help="Study database: a SQLite pa
 def annotate_create(
     db: DbOption,
     slug: Annotated[str, typer.Option(help="Short name of the study.")],
-    form: Annotated[str, typer.Option(help="rubric, factuality, pairwise or checklist.")],
+    form: Annotated[
+        str, typer.Option(help="rubric, factuality, pairwise, checklist or expert-steps (each item's own steps).")
+    ],
     annotator: Annotated[list[str], typer.Option("--annotator", help="Annotator name (repeatable).")],
     k: Annotated[int, typer.Option(help="Annotators per item.")] = 2,
     run: Annotated[list[str] | None, typer.Option("--run", help="Run id whose outputs are candidates.")] = None,

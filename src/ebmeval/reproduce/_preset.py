@@ -41,6 +41,7 @@ class Condition:
     about: str = ""
     default: bool = True
     inputs: tuple[str, ...] = ()
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,13 @@ class PresetOption:
     Attributes:
         about: What it is, shown by ``--list``.
         required: Whether a condition that takes it (``Condition.inputs``) cannot run without it.
+        tables: Read by the table builders (``Reproduction.options``: a study of human scores, the
+            judges of a sweep), not given to any condition.
     """
 
     about: str
     required: bool = False
+    tables: bool = False
 
 
 TableBuilder = Callable[["Reproduction"], "TracedTable"]
@@ -90,11 +94,30 @@ class Preset:
 
     def __post_init__(self) -> None:
         taken = {key for condition in self.conditions for key in condition.inputs}
-        if taken != set(self.options):
-            undeclared, unused = sorted(taken - set(self.options)), sorted(set(self.options) - taken)
+        for_conditions = {key for key, option in self.options.items() if not option.tables}
+        if taken != for_conditions:
+            undeclared, unused = sorted(taken - for_conditions), sorted(for_conditions - taken)
             raise ValueError(
                 f"preset '{self.name}': conditions take undeclared options {undeclared}, no condition takes {unused}"
             )
+        for condition in self.conditions:
+            if not set(condition.requires) <= set(condition.inputs):
+                raise ValueError(
+                    f"preset '{self.name}': condition '{condition.name}' requires an option it does not take"
+                )
+
+    def default_conditions(self, given: Mapping[str, Any]) -> list[Condition]:
+        """The conditions run when none is named: the default ones whose optional requirements were given.
+
+        A condition that requires an optional option the user did not give is left out (its
+        table cells stay empty, and the table says which option adds it); one that requires a
+        required option stays, so :meth:`check_options` names the missing ``--preset-arg``.
+        """
+        return [
+            c
+            for c in self.conditions
+            if c.default and all(key in given or self.options[key].required for key in c.requires)
+        ]
 
     def condition(self, name: str) -> Condition:
         """The condition called ``name``; an unknown name is a ``UsageError``."""
@@ -110,8 +133,16 @@ class Preset:
         if unknown:
             takes = ", ".join(self.options) or "none"
             raise UsageError(f"preset '{self.name}' takes no --preset-arg '{unknown[0]}' (its options: {takes})")
-        for condition in conditions:
-            missing = [k for k in condition.inputs if self.options[k].required and k not in given]
+        chosen = list(conditions)
+        for key in given:
+            if not self.options[key].tables and not any(key in c.inputs for c in chosen):
+                takers = ", ".join(c.name for c in self.conditions if key in c.inputs)
+                needs = sorted({k for c in self.conditions if key in c.inputs for k in c.requires if k not in given})
+                hint = f": {takers} also need " + " ".join(f"--preset-arg {k}=…" for k in needs) if needs else ""
+                raise UsageError(f"--preset-arg {key} is taken by no condition that runs (it goes to {takers}){hint}")
+        for condition in chosen:
+            needed = [k for k in condition.inputs if k in condition.requires or self.options[k].required]
+            missing = [k for k in needed if k not in given]
             if missing:
                 wanted = " ".join(f"--preset-arg {key}=…" for key in missing)
                 about = "; ".join(self.options[key].about for key in missing)

@@ -40,6 +40,7 @@ class Reproduction:
         runs: ``(condition, model)`` → its run.
         store: Path of the run store.
         rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
+        options: The user's ``--preset-arg`` values (table builders read those marked ``tables``).
     """
 
     preset: Preset
@@ -47,6 +48,7 @@ class Reproduction:
     runs: dict[tuple[str, str], ConditionRun]
     store: str
     rows: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
     _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
 
     def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
@@ -135,8 +137,9 @@ def reproduce(
     """
     if not models:
         raise UsageError("name at least one model with --model SPEC")
-    chosen = [preset.condition(n) for n in conditions] if conditions else [c for c in preset.conditions if c.default]
-    preset.check_options(options or {}, chosen)
+    given_options = dict(options or {})
+    chosen = [preset.condition(n) for n in conditions] if conditions else preset.default_conditions(given_options)
+    preset.check_options(given_options, chosen)
     given = dict(settings or {})
     done: dict[tuple[str, str], ConditionRun] = {}
     for model in models:
@@ -162,4 +165,5 @@ def reproduce(
         runs=done,
         store=str(given.get("store", DEFAULT_STORE)),
         rows={**preset.rows, **(rows or {})},
+        options=given_options,
     )

@@ -8,7 +8,19 @@ prints (Results and Discussion), the other cells are left empty.
 
 from __future__ import annotations
 
-from ...reproduce import Condition, Measure, Preset, Reproduction, TracedTable, comparison, register_preset
+from ..._util.errors import ConfigError
+from ...reproduce import (
+    CellTrace,
+    Condition,
+    Measure,
+    Preset,
+    PresetOption,
+    Reproduction,
+    TracedTable,
+    comparison,
+    register_preset,
+)
+from ...tables import Column, Estimate, Table
 
 PAPER = (
     "Zhou et al. (2025), Automating expert-level medical reasoning evaluation of large language models "
@@ -24,6 +36,15 @@ FIGURE_3 = {
     "OpenAI-o3": {"accuracy": 0.692},
 }
 """The values the text prints: LLM-w-Ref and LLM-w/o-Ref (Fig. 3, Results), accuracy (Discussion)."""
+
+FIGURE_5A = {"Gemini-2.5-flash": 0.522, "HuatuoGPT-o1-70B": 0.553}
+"""Fig. 5a as the text prints it: LLM-w-Ref of Llama-3.3-70B's rationales under two of the ten judges."""
+
+FIGURE_5B = {"p2": 0.538, "p5": 0.567}
+"""Fig. 5b as the text prints it: LLM-w-Ref under prompt variants 2 and 5, GPT-4o-mini the judge."""
+
+JUDGE_TEMPERATURE, JUDGE_MAX_TOKENS = 0.1, 4096
+"""The judges' settings of ``prompts=medthink-paper``, used by the sweep too."""
 
 CONDITIONS = (
     Condition(
@@ -45,20 +66,113 @@ def figure_3(reproduction: Reproduction) -> TracedTable:
     return comparison(reproduction, "Reasoning and accuracy", measures, FIGURE_3, source="Fig. 3, text", decimals=3)
 
 
+def _judges(value: str) -> dict[str, str]:
+    """``NAME=SPEC;NAME=SPEC`` → ``{NAME: SPEC}`` (the first ``=`` of each separates)."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in value.split(";"))):
+        name, sep, spec = part.partition("=")
+        if not sep or not name.strip() or not spec.strip():
+            raise ConfigError("--preset-arg judges", f"expected NAME=SPEC;NAME=SPEC, got {part!r}")
+        out[name.strip()] = spec.strip()
+    return out
+
+
+def _plain(name: str) -> str:
+    return "".join(ch for ch in name.lower() if ch.isalnum())
+
+
+def figure_5(reproduction: Reproduction) -> TracedTable:
+    """Fig. 5a-b as a table: the first model's rationales judged by each judge, and by the first judge per prompt.
+
+    Runs ``ebmeval sweep`` (:func:`ebmeval.analysis.sweep`) at the paper's judge settings; stored
+    scores are reused, so printing again judges nothing twice.
+    """
+    from ...analysis import sweep
+    from ...models import ResponseCache, get_model
+    from ...scorers.judges import PROMPT_VARIANTS
+
+    title = "LLM-w-Ref robustness: judge × prompt (Fig. 5a-b, text)"
+    columns: list[Column | str] = ["judge", "prompt", Column("LLM-w-Ref", "estimate"), Column("n", "number")]
+    columns += [Column("paper", "number", fmt="{:.3f}"), Column("Δ", "number", fmt="{:+.3f}")]
+    table = Table(title, columns)
+    specs = _judges(reproduction.options.get("judges", ""))
+    found = reproduction.runs.get(("paper", reproduction.models[0])) if reproduction.models else None
+    if not specs or found is None:
+        table.notes.append("give --preset-arg 'judges=NAME=SPEC;NAME=SPEC' (the first also tries every prompt)")
+        return TracedTable(table, [])
+    prompts = tuple(reproduction.options.get("prompts", ",".join(PROMPT_VARIANTS)).split(","))
+    cache = ResponseCache()
+    rows = sweep(
+        reproduction.store,
+        found.run_id,
+        {name: get_model(spec, cache=cache) for name, spec in specs.items()},
+        prompts,
+        judge_max_tokens=JUDGE_MAX_TOKENS,
+        judge_temperature=JUDGE_TEMPERATURE,
+    )
+    first = next(iter(specs))
+    published_judges = {_plain(k): v for k, v in FIGURE_5A.items()}
+    cells: list[CellTrace] = []
+    for r in rows:
+        paper = FIGURE_5B.get(r.prompt) if r.judge == first and r.prompt != PROMPT_VARIANTS[0] else None
+        if r.prompt == PROMPT_VARIANTS[0]:
+            paper = published_judges.get(_plain(r.judge))
+        value = None if r.mean != r.mean else r.mean  # NaN: no sample scored
+        difference = None if value is None or paper is None else value - paper
+        cells.append(
+            CellTrace(
+                f"{r.judge} · {r.prompt}",
+                "LLM-w-Ref",
+                value,
+                paper,
+                difference,
+                found.model,
+                "paper",
+                found.run_id,
+                r.scorer,
+                r.scorer,
+                r.metric,
+                None,
+                r.n,
+                r.unparsed,
+            )  # fmt: skip
+        )
+        table.add(r.judge, r.prompt, Estimate(r.mean, r.ci), r.n, paper, difference)
+    table.notes += [
+        f"rationales of {found.model}, run {found.run_id}; judges at temperature {JUDGE_TEMPERATURE}, "
+        f"{JUDGE_MAX_TOKENS} tokens; score sets by scorer name in ebmeval show {found.run_id}",
+        "paper: Fig. 5a (a judge named as the paper's) and 5b (prompt variants of the first judge), only the "
+        "values its text prints; Δ = ours − paper",
+    ]
+    return TracedTable(table, cells)
+
+
 register_preset(
     Preset(
         name="medthink",
-        version="1",
+        version="2",
         paper=PAPER,
-        covers=("Fig. 3 (LLM-w-Ref, LLM-w/o-Ref) and prediction accuracy, the values the text prints",),
+        covers=(
+            "Fig. 3 (LLM-w-Ref, LLM-w/o-Ref) and prediction accuracy, the values the text prints",
+            "Fig. 5a-b (judge × prompt robustness of LLM-w-Ref) as a table, with judges=",
+        ),
         limits=(
             "the paper's figures print few values: the other published cells are empty",
             "expert scores are not public, so the expert column and its correlations are not reproduced",
-            "BLEURT is not computed, and BERTScore runs on all-MiniLM-L6-v2 (text metrics are off here)",
-            "Fig. 5 (judge models and prompt variants) is run with ebmeval.analysis.sweep, not by this preset",
+            "BLEURT is not computed (no BLEURT implementation; bleurt=PATH is refused), and BERTScore runs on "
+            "all-MiniLM-L6-v2 (text metrics are off here)",
+            "Fig. 5a-b needs the judges you bring (--preset-arg judges=...); Fig. 5c (cost) is in ebmeval report",
             "the judge is the model given with --role judge=SPEC (the paper: GPT-4o-mini)",
         ),
         conditions=CONDITIONS,
-        tables=(figure_3,),
+        tables=(figure_3, figure_5),
+        options={
+            "judges": PresetOption(
+                "NAME=SPEC;NAME=SPEC: the judges of Fig. 5a, run on the first model's rationales (ebmeval "
+                "sweep); the first also tries every prompt (Fig. 5b)",
+                tables=True,
+            ),
+            "prompts": PresetOption("comma-separated prompt variants of Fig. 5b (default p1,p2,p3,p4,p5)", tables=True),
+        },
     )
 )
