@@ -163,4 +163,5 @@ def test_s_rag_runs_over_a_user_index_at_k_5_and_10(tmp_path: Path) -> None:
     refused = ebmeval(
         "reproduce", "medmeta", "--model", "scripted:x", "--preset-arg", "reranker=/nowhere", cwd=tmp_path
     )
-    assert refused.returncode == 2 and "give retrieval=INDEX too" in refused.stderr
+    assert refused.returncode == 2 and "reranker is taken by no condition that runs" in refused.stderr
+    assert "need --preset-arg retrieval=" in refused.stderr
