@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from .._util.errors import ConfigError, UsageError
 from ..models import GenerateConfig
-from ..tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
-from ._evidence import OverflowPolicy, fit_evidence, parse_field, parse_questions, parse_score
-from ._negation import NegationStore, negate_documents
+from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
+from ._evidence import MAP_CALL, OverflowPolicy, fit_evidence, parse_field, parse_questions, parse_score
+from ._negation import NEGATE_CALL, NegationStore, negate_documents
 from ._prompts import (
     ANSWER,
     DRAFT,
@@ -81,6 +81,17 @@ async def synthesise(
     return output.text.strip(), record
 
 
+EVALUATE_CALL = Call(
+    "synthesis/evaluate", "verdict", temperature=0.0, max_tokens=512, about="scores a draft 0-5 with feedback"
+)
+"""The evaluator's call (role ``evaluator``)."""
+
+
+def overflow_calls(overflow: OverflowPolicy) -> tuple[tuple[str, Call], ...]:
+    """The map call that ``map-reduce`` adds, by role."""
+    return (("model", MAP_CALL),) if overflow == "map-reduce" else ()
+
+
 DEFAULT_K = 5
 """Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
 
@@ -116,6 +127,8 @@ class ParametricCoT:
         self.max_iterations = max_iterations
         self.threshold = threshold
         self.n_questions = n_questions
+        self.calls = (("evaluator", EVALUATE_CALL),)
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
@@ -136,7 +149,9 @@ class ParametricCoT:
                 DRAFT.render(title=title, background=background, notes="\n\n".join(notes), previous=previous),
             )
             draft = output.text.strip()
-            verdict = await ctx.generate(f"evaluate/{i}", EVALUATE.render(title=title, draft=draft), role="evaluator")
+            verdict = await ctx.generate(
+                f"evaluate/{i}", EVALUATE.render(title=title, draft=draft), role="evaluator", call=EVALUATE_CALL
+            )
             score = parse_score(verdict.text, "Score")
             feedback = parse_field(verdict.text, "Feedback") or verdict.text.strip()
             history.append({"iteration": i, "questions": questions, "score": score})
@@ -168,6 +183,8 @@ class GoldenRAG:
 
     def __init__(self, *, overflow: OverflowPolicy = "truncate") -> None:
         self.overflow: OverflowPolicy = overflow
+        self.calls = overflow_calls(overflow)
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
@@ -187,6 +204,8 @@ class NegatedRAG:
         self._negations = negations if isinstance(negations, NegationStore) else None
         self._path = None if isinstance(negations, NegationStore) else negations
         self.overflow: OverflowPolicy = overflow
+        self.calls = (("negator", NEGATE_CALL), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     @property
     def negations(self) -> NegationStore:
@@ -245,6 +264,10 @@ class StandardRAG:
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
         self.overflow: OverflowPolicy = overflow
+        from ..rag.rerank._llm import RERANK_CALL
+
+        self.calls = (*((("model", RERANK_CALL),) if rerank_top_n > 0 else ()), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def retrieve(self, sample: Sample, ctx: SampleContext, queries: list[str]) -> list[RetrievedDocument]:
         """The top ``k`` documents for ``queries`` from the sample's noise corpus, gold-flagged."""
@@ -302,7 +325,8 @@ class StandardRAG:
 class Feasibility:
     """Rates 0–5 whether the reference conclusion can be reached from the abstracts.
 
-    Runs ``runs`` ratings (``rate/<r>``) with seeds ``ctx.seed + r`` at ``temperature`` and
+    Runs ``runs`` ratings (``rate/<r>``) with seeds ``ctx.seed + r`` at ``temperature`` (the
+    run's ``--temperature`` when given: the ratings are the answer under evaluation) and
     reports their mean over the parsed ones: feasibility = (1/m) Σ_r s_r. The output is the
     mean as text; ``metadata["feasibility"]`` holds it (``None`` when no rating parsed).
     """
@@ -315,6 +339,12 @@ class Feasibility:
         self.runs = runs
         self.temperature = temperature
         self.overflow: OverflowPolicy = overflow
+        self.call = Call(
+            "synthesis/feasibility", "answer", temperature=temperature, about="rates 0-5 whether the conclusion follows"
+        )
+        """The rating call; the run's settings override its temperature."""
+        self.calls = (("model", self.call), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""
@@ -325,8 +355,9 @@ class Feasibility:
         )
         scores: list[float | None] = []
         for r in range(self.runs):
-            config = GenerateConfig(temperature=self.temperature, seed=ctx.seed + r)
-            output = await ctx.generate(f"rate/{r + 1}", FEASIBILITY.render(evidence=evidence, **fields), config)
+            config = GenerateConfig(seed=ctx.seed + r)
+            prompt = FEASIBILITY.render(evidence=evidence, **fields)
+            output = await ctx.generate(f"rate/{r + 1}", prompt, config, call=self.call)
             scores.append(parse_score(output.text, "Score"))
         parsed = [s for s in scores if s is not None]
         mean = statistics.fmean(parsed) if parsed else None

@@ -1,11 +1,11 @@
 """Tasks, samples, workflows and scorers: the types every evaluation is built from."""
 
+from ._calls import ANSWER, JUDGE, THINKING_BUDGET, VERDICT, Call, default_call, is_refusal
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import parse_jsonl, read_jsonl
 from ._identity import model_identity, scorer_label, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
-    THINKING_BUDGET,
     AnswerParser,
     Generation,
     RunMetric,
@@ -14,6 +14,7 @@ from ._task import (
     Task,
     Workflow,
     WorkflowResult,
+    call_rows,
     create_scorer,
     create_task,
     keep_text,
@@ -22,10 +23,17 @@ from ._task import (
     scorer,
     scorer_registry,
     task,
+    task_calls,
     task_registry,
 )
 
 __all__ = [
+    "ANSWER",
+    "JUDGE",
+    "VERDICT",
+    "Call",
+    "default_call",
+    "is_refusal",
     "THINKING_BUDGET",
     "AnswerParser",
     "Document",
@@ -57,4 +65,6 @@ __all__ = [
     "scorer_registry",
     "task",
     "task_registry",
+    "task_calls",
+    "call_rows",
 ]
