@@ -264,7 +264,7 @@ class StandardRAG:
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
         self.overflow: OverflowPolicy = overflow
-        from ..rag.rerank._llm import RERANK_CALL
+        from ..rag.rerank import RERANK_CALL
 
         self.calls = (*((("model", RERANK_CALL),) if rerank_top_n > 0 else ()), *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
