@@ -112,6 +112,10 @@ class Cell:
     truncated: int
     damaged: int
     """Replies the server damaged."""
+    unparsed: int = 0
+    """Generations whose answer could not be read."""
+    missing: int = 0
+    """Score values that could not be computed (a judge's unreadable reply), counted, never averaged."""
     notes: list[str] = field(default_factory=list)
     served: dict[str, Any] = field(default_factory=dict)
 
@@ -122,6 +126,10 @@ class Cell:
             parts.append(f"{self.errors}/{self.samples} err")
         if self.truncated:
             parts.append(f"{self.truncated}/{self.samples} trunc")
+        if self.unparsed:
+            parts.append(f"{self.unparsed}/{self.samples} unparsed")
+        if self.missing:
+            parts.append(f"{self.missing} values missing")
         if any(entry["mismatched"] for entry in self.served.values()):
             parts.append("mismatch flagged")
         return ", ".join(parts)
@@ -160,11 +168,16 @@ async def _run(row: str, mode: str, tmp: Path, server: AdversarialServer) -> Cel
         errors = db.execute("SELECT count(*) FROM errors WHERE run_id = ?", (run_id,)).fetchone()[0]
         truncated = db.execute("SELECT count(*) FROM generations WHERE run_id = ? AND truncated", (run_id,)).fetchone()
         payloads = [json.loads(p) for (p,) in db.execute("SELECT payload FROM steps WHERE run_id = ?", (run_id,))]
+        unparsed = db.execute("SELECT count(*) FROM generations WHERE run_id = ? AND NOT parsed", (run_id,)).fetchone()
+        scores = [json.loads(s) for (s,) in db.execute("SELECT score FROM scores WHERE run_id = ?", (run_id,))]
     _check_steps(payloads)
     assert result.progress.errors == errors
     assert result.progress.truncated == truncated[0]
     served = result.run.provenance.get("served", {})
-    return Cell(result.run.status, result.progress.total, errors, truncated[0], server.damaged, result.notes, served)
+    missing = sum(value is None for score in scores for value in score["values"].values())
+    cell = Cell(result.run.status, result.progress.total, errors, truncated[0], server.damaged, unparsed[0], missing)
+    cell.notes, cell.served = result.notes, served
+    return cell
 
 
 def _check_steps(payloads: list[dict[str, Any]]) -> None:
@@ -207,6 +220,8 @@ def _expect(row: str, mode: str, cell: Cell) -> None:
         assert not clean, (row, mode, cell)  # a damaged reply shows as an error or a truncation
     if mode == "refusing" and row in ("synthesis/negated-rag",):
         assert cell.errors == cell.samples, cell  # a refused negation is never evidence
+    if mode == "refusing" and not row.startswith("lfqa/"):  # lfqa keeps free text and scores none
+        assert cell.errors or cell.unparsed or cell.missing, (row, cell)  # a refusal is no readable answer
     if mode == "other-model":
         assert cell.served["model"]["mismatched"] == [OTHER], cell
         assert any(OTHER in note for note in cell.notes), cell
