@@ -142,3 +142,17 @@ async def test_a_judge_reply_cut_off_is_an_error_but_a_relevance_word_cut_after_
     candidates = [RetrievedDocument(document=SAMPLE.documents[0], score=1.0, rank=1)]
     (judgment,) = await LLMPointwiseReranker(Model(ScriptedModel([word]))).judge(SAMPLE.input, candidates)
     assert judgment.relevance == relevance(word)[0] == 1.0
+
+
+async def test_a_refusal_recorded_by_an_older_release_is_sent_again_not_replayed() -> None:
+    from ebmeval.synthesis._negation import NEGATE_CALL
+    from ebmeval.tasks import ANSWER
+
+    memo = MemoryMemo()
+    api = ScriptedModel([REFUSAL, "NEGATED: the rewrite"])
+    greedy = GenerateConfig(temperature=0.0)
+    old = SampleContext({"negator": Model(api)}, memo)
+    await old.generate("negate/s1", "Rewrite it.", greedy, role="negator", call=ANSWER)  # kept as it once was
+    resumed = SampleContext({"negator": Model(api)}, memo)
+    output = await resumed.generate("negate/s1", "Rewrite it.", greedy, role="negator", call=NEGATE_CALL)
+    assert output.text == "NEGATED: the rewrite" and len(api.requests) == 2

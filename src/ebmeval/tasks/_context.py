@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 from .._util.errors import UnknownNameError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput
+from ..models import ChatMessage, DegenerateReplyError, GenerateConfig, Model, ModelOutput
 from ._calls import Call, default_call
 
 
@@ -38,6 +38,14 @@ class MemoryMemo:
     def put_step(self, step: str, payload: dict[str, Any], request: str = "") -> None:
         """Record ``step`` unless it is already recorded under ``request``."""
         self.steps.setdefault((step, request), payload)
+
+
+def _accepted(call: Call, output: ModelOutput) -> ModelOutput | None:
+    """``output`` if ``call`` accepts it, else ``None``."""
+    try:
+        return call.check(output)
+    except DegenerateReplyError:
+        return None
 
 
 def sample_seed(run_seed: int, epoch: int, sample_id: str) -> int:
@@ -107,9 +115,8 @@ class SampleContext:
         request = chosen.request(messages, self.settings(call, chosen, config))
         done = self.memo.get_step(step, request.key)
         self.steps.append(step)
-        if done is not None:
-            output = call.check(ModelOutput.model_validate(done["output"]))
-        else:
+        output = None if done is None else _accepted(call, ModelOutput.model_validate(done["output"]))
+        if output is None:  # not sent before, or recorded by a release that kept replies now refused
             output = await chosen.send(request, call.check)
             self.memo.put_step(
                 step,
