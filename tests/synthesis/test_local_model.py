@@ -30,7 +30,7 @@ def test_zero_shot_and_rubric_judge_with_smollm2(tmp_path: Path) -> None:
     assert steps[:1] == ["answer"]
     if errors:  # the small judge rambled past its budget: an error, never a score read from a cut-off reply
         ((_sample, _epoch, stage, error, _at),) = errors
-        assert stage == "score:judge/rubric-0-5" and "token limit" in error and not scores
+        assert stage.startswith("score:judge/rubric-0-5") and "token limit" in error and not scores
         return
     (score,) = scores
     assert steps[1] == "judge/rubric-0-5" and set(score.values) == {"rubric"}
