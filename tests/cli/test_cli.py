@@ -137,3 +137,17 @@ def test_option_values_keep_their_declared_type(tmp_path: Path) -> None:
     assert json.loads(prompted.stdout)["run_id"] != plain["run_id"]  # a prompt starting with '#' is not "no prompt"
     shown = json.loads(ebmeval("show", json.loads(prompted.stdout)["run_id"], "--json", cwd=tmp_path).stdout)
     assert shown["config"]["task_args"]["system_prompt"] == "# Role: a careful reader"
+
+
+def test_describe_lists_the_model_calls_with_their_settings(tmp_path: Path) -> None:
+    done = ebmeval("describe", "synthesis", "--task-arg", "workflow=negated-rag", "--calls", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    calls = {row["call"]: row for row in json.loads(done.stdout)}
+    assert calls["synthesis/negate"]["role"] == "negator" and calls["synthesis/negate"]["purpose"] == "evidence"
+    assert calls["answer"]["max_tokens"] == 256 and calls["answer"]["thinking_max_tokens"] == 4096
+    shown = ebmeval("describe", "pubmedqa", cwd=tmp_path)
+    assert shown.returncode == 0 and "model calls" in shown.stdout
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: pubmedqa\nmodel: scripted:A\nsteps:\n  synthesis/negate: {max_tokens: 9}\n")
+    refused = ebmeval("run", str(bad), "--limit", "1", cwd=tmp_path)
+    assert refused.returncode == 2 and "steps.synthesis/negate" in refused.stderr and "Traceback" not in refused.stderr

@@ -73,7 +73,7 @@ async def test_a_thinking_judge_gets_room_to_think_and_settings_are_part_of_the_
     thinker.reasoning = True
     ctx = SampleContext({"judge": Model(thinker)})
     await ask(ctx, "q", "Is it so?", parse_verdict, "Say YES or NO.", config=GenerateConfig(max_tokens=128))
-    assert thinker.requests[0][1].max_tokens == THINKING_BUDGET
+    assert thinker.requests[0][1].max_tokens == 128 + THINKING_BUDGET  # the trace first, then the verdict
     models = {"judge": Model(ScriptedModel(name="scripted/j"))}
     default = scorer_spec(StepsWithReference(), models)
     warmer = scorer_spec(StepsWithReference(temperature=0.7, max_tokens=512), models)

@@ -22,11 +22,16 @@ def test_zero_shot_and_rubric_judge_with_smollm2(tmp_path: Path) -> None:
         cache=False,
     )
     result = run(config, models={"model": model, "judge": model})
-    assert result.progress.errors == 0
     store = RunStore(tmp_path / "runs.sqlite")
     steps = [step for step, _ in store.steps(result.run.run_id, "m3-27490232")]
-    (score,) = [s for _, _, _, s in store.scores(result.run.run_id, "judge/rubric-0-5")]
+    scores = [s for _, _, _, s in store.scores(result.run.run_id, "judge/rubric-0-5")]
+    errors = store.errors(result.run.run_id)
     store.close()
-    assert steps[:2] == ["answer", "judge/rubric-0-5"]
-    assert set(score.values) == {"rubric"}
+    assert steps[:1] == ["answer"]
+    if errors:  # the small judge rambled past its budget: an error, never a score read from a cut-off reply
+        ((_sample, _epoch, stage, error, _at),) = errors
+        assert stage.startswith("score:judge/rubric-0-5") and "token limit" in error and not scores
+        return
+    (score,) = scores
+    assert steps[1] == "judge/rubric-0-5" and set(score.values) == {"rubric"}
     assert score.values["rubric"] is None or 0 <= score.values["rubric"] <= 5

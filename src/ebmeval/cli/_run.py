@@ -143,6 +143,8 @@ def _run_one(cfg: Any, resume: str, *, by: str | None, as_json: bool, grid: tupl
         raise typer.Exit(130) from None
     subset = result.sample_ids if cfg.limit is not None or cfg.shard is not None else None
     summary = summarize(RunStore(cfg.store, read_only=True), result.run.run_id, by=by, samples=subset)
+    for note in result.notes:
+        console.print(f"Note: {note}", style="yellow", markup=False, highlight=False)
     if as_json:
         if count == 1:
             typer.echo(json.dumps(_json_payload(summary, result), indent=2))
@@ -168,6 +170,7 @@ def _json_payload(summary: Any, result: Any) -> dict[str, Any]:
         "model_calls": result.progress.model_calls,
         "cache_hits": result.progress.cache_hits,
         "elapsed": result.elapsed,
+        "notes": result.notes,
     }
     return payload
 
@@ -313,8 +316,8 @@ def show_prompt(
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
     ] = None,
 ) -> None:
-    """Print the prompts a task sends for one sample, step by step."""
-    from ..tasks import create_task
+    """Print the prompts a task sends for one sample, step by step, then the settings of each kind of call."""
+    from ..tasks import call_rows, create_task
     from ..workflows import render_prompts
 
     built = create_task(task, **key_values(task_arg, "--task-arg"))
@@ -324,17 +327,30 @@ def show_prompt(
         typer.echo(f"{task} sends the model under evaluation no prompt: its outputs are read from the given files.")
     for step, text in shown.items():
         typer.echo(f"=== {step} ===\n{text}\n")
+    typer.echo("=== model calls ===")
+    for row in call_rows(built):
+        settings = ", ".join(f"{k}={row[k]}" for k in ("temperature", "max_tokens", "thinking_max_tokens"))
+        typer.echo(f"{row['call']} (role {row['role']}, {row['purpose']}): {settings}")
 
 
 @app.command()
 def describe(
     task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    task_arg: Annotated[
+        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE, for the calls it makes.")
+    ] = None,
+    calls: Annotated[bool, typer.Option("--calls", help="Show only the model calls the task makes.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Print a task's options: type, default and allowed values, read from its factory's signature.
+    """Print a task's options (type, default, allowed values) and the model calls it makes with their settings.
 
-    The options every task takes (retrieval, ``k``, ``query``) follow the task's own.
+    The options every task takes (retrieval, ``k``, ``query``) follow the task's own. Each kind of
+    call declares its temperature and reply budget (``thinking_max_tokens`` for a model given
+    ``--model-arg reasoning=true``); a run config's ``steps:`` overrides them.
     """
+    if calls:
+        _describe_calls(task, task_arg, as_json)
+        return
     from .._util.options import docstring_summary, option_docs, signature_options, type_name
     from ..tasks import layer_options, task_layers, task_registry
 
@@ -362,4 +378,25 @@ def describe(
     table = Table(f"{task}: {docstring_summary(factory)}", ["option", "type", "default", "about"])
     for row in rows:
         table.add(row["option"], row["type"], repr(row["default"]), row["about"])
+    Console().print(table.rich())
+    _describe_calls(task, task_arg, as_json=False)
+
+
+def _describe_calls(task: str, task_arg: list[str] | None, as_json: bool) -> None:
+    """The model calls of ``task`` built with ``task_arg``, as JSON or a table."""
+    from ..tasks import call_rows, create_task
+
+    rows = call_rows(create_task(task, **key_values(task_arg, "--task-arg")))
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from rich.console import Console
+
+    from ..tables import Table
+
+    columns = ["call", "role", "purpose", "temperature", "max_tokens", "thinking_max_tokens", "about"]
+    title = "model calls (- : set where the call is made; override in a run config: steps: {CALL: {max_tokens: N}})"
+    table = Table(title, columns)
+    for row in rows:
+        table.add(*("-" if row[c] is None else str(row[c]) for c in columns))
     Console().print(table.rich())

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ..models import GenerateConfig, Model, assistant, user
-from ..tasks import THINKING_BUDGET, SampleContext
+from ..models import GenerateConfig, assistant, user
+from ..tasks import JUDGE, SampleContext
 
 T = TypeVar("T")
 
@@ -31,17 +31,6 @@ class Attempt(Generic[T]):
         return {"replies": self.replies, "retried": self.retried, "forced_by_schema": self.forced}
 
 
-def judge_settings(config: GenerateConfig, model: Model) -> GenerateConfig:
-    """A judge's settings for ``model``: a thinking judge's reply budget is at least ``THINKING_BUDGET``.
-
-    A judge that thinks spends most of its budget on the trace; with a non-thinking budget its
-    verdict would be cut off (and read as unparsed).
-    """
-    if model.api.reasoning and (config.max_tokens or 0) < THINKING_BUDGET:
-        return config.model_copy(update={"max_tokens": THINKING_BUDGET})
-    return config
-
-
 async def ask(
     ctx: SampleContext,
     step: str,
@@ -57,15 +46,14 @@ async def ask(
 
     The follow-up continues the conversation (question, unreadable reply, ``strict``) with
     ``retry_config`` when given (e.g. a ``response_schema`` that the provider enforces while
-    decoding), else ``config``; both as :func:`judge_settings` adapts them to the judge. A value
-    still unreadable is ``None``, never a default.
+    decoding), else ``config``; a thinking judge gets room for its trace (see :class:`~ebmeval.tasks.Call`).
+    A value still unreadable is ``None``, never a default.
     """
-    config = judge_settings(config, ctx.model(role))
-    first = await ctx.generate(step, [user(prompt)], config, role=role)
+    first = await ctx.generate(step, [user(prompt)], config, role=role, call=JUDGE)
     value = parse(first.text)
     if value is not None:
         return Attempt(value, [first.text])
     conversation = [user(prompt), assistant(first.text), user(strict)]
-    settings = judge_settings(retry_config, ctx.model(role)) if retry_config is not None else config
-    second = await ctx.generate(f"{step}/retry", conversation, settings, role=role)
+    settings = retry_config if retry_config is not None else config
+    second = await ctx.generate(f"{step}/retry", conversation, settings, role=role, call=JUDGE)
     return Attempt(parse(second.text), [first.text, second.text], forced=settings.response_schema is not None)

@@ -47,6 +47,14 @@ class ModelAPI(ABC):
         """Tokens ``text`` takes; providers without a tokenizer estimate 4 characters a token."""
         return max(1, len(text) // 4)
 
+    async def acount_tokens(self, text: str) -> int:
+        """:meth:`count_tokens` from inside the event loop; providers that ask a server never block it."""
+        return self.count_tokens(text)
+
+    def serves(self, served: str) -> bool:
+        """Whether a reply naming model ``served`` comes from this model (providers that know no other: always)."""
+        return True
+
     def describe(self) -> dict[str, Any]:
         """What identifies this model: everything about it that can change a reply (name, file hash …)."""
         return {"name": self.name}

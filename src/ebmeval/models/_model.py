@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -16,6 +16,10 @@ from ._types import ChatMessage, GenerateConfig, ModelOutput, Usage, user
 
 class DegenerateReplyError(ModelError):
     """A reply that is no answer: empty, filtered, or an error object; never cached, retried on a re-run."""
+
+
+ReplyCheck = Callable[[ModelOutput], ModelOutput]
+"""Returns a reply it accepts (perhaps cleaned) and raises :class:`DegenerateReplyError` for one it refuses."""
 
 
 @dataclass
@@ -32,6 +36,10 @@ class ModelStats:
     """Of those, stopped at the token limit."""
     usage: Usage = field(default_factory=Usage)
     """Tokens of the calls that reached the provider."""
+    served: dict[str, int] = field(default_factory=dict)
+    """Replies by the model name the server gave (its ``model`` field), for the calls that reached it."""
+    mismatched: dict[str, int] = field(default_factory=dict)
+    """Of those, the names that are not the model asked for (see :meth:`ModelAPI.serves`)."""
 
 
 class ModelRequest(NamedTuple):
@@ -92,18 +100,24 @@ class Model:
         """
         return await self.send(self.request(messages, config))
 
-    async def send(self, request: ModelRequest) -> ModelOutput:
-        """:meth:`generate` for a call prepared by :meth:`request` (its key is not computed again)."""
+    async def send(self, request: ModelRequest, accept: ReplyCheck | None = None) -> ModelOutput:
+        """:meth:`generate` for a call prepared by :meth:`request` (its key is not computed again).
+
+        ``accept`` checks a reply beyond :func:`checked_reply` (a step that may not be cut off, say)
+        and raises for one it refuses, which is then neither cached nor returned; a cached reply
+        is checked the same way.
+        """
         chat, merged, key = request
+        check = (lambda o: accept(checked_reply(o))) if accept is not None else checked_reply
         self.stats.calls += 1
-        if (hit := self._cached(key)) is not None:
+        if (hit := self._cached(key, check)) is not None:
             return hit
         try:
             waited = self._semaphore.locked()
             async with self._semaphore:
-                if waited and (hit := self._cached(key)) is not None:
+                if waited and (hit := self._cached(key, check)) is not None:
                     return hit  # the same request finished while this call waited for a slot
-                output = checked_reply(await self.api.generate(chat, merged))
+                output = check(self._note_served(await self.api.generate(chat, merged)))
                 if self.cache is not None and not output.truncated:
                     self.cache.put(key, output)  # before the slot is free, so a call waiting for it finds the reply
         except BaseException:
@@ -118,17 +132,29 @@ class Model:
             self.stats.truncated += 1
         return output
 
-    def _cached(self, key: str) -> ModelOutput | None:
+    def _cached(self, key: str, check: ReplyCheck) -> ModelOutput | None:
         """The cached reply to request ``key``, counted as a cache hit, if the cache has one."""
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is None:
             return None
         self.stats.cache_hits += 1
-        return checked_reply(hit)  # a cache written by an older release may hold empty replies
+        return check(hit)  # a cache written by an older release may hold empty replies
+
+    def _note_served(self, output: ModelOutput) -> ModelOutput:
+        """Count the model name the reply gives, and whether it is the model asked for."""
+        if output.served is not None:
+            self.stats.served[output.served] = self.stats.served.get(output.served, 0) + 1
+            if not self.api.serves(output.served):
+                self.stats.mismatched[output.served] = self.stats.mismatched.get(output.served, 0) + 1
+        return output
 
     def count_tokens(self, text: str) -> int:
-        """Tokens ``text`` takes for this model."""
+        """Tokens ``text`` takes for this model (outside an event loop; inside, :meth:`acount_tokens`)."""
         return self.api.count_tokens(text)
+
+    async def acount_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes for this model, counted without blocking the event loop."""
+        return await self.api.acount_tokens(text)
 
     async def aclose(self) -> None:
         """Release the provider's resources."""

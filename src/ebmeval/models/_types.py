@@ -129,6 +129,8 @@ class ModelOutput(BaseModel):
     """The thinking trace of a reasoning model, kept apart from ``text``."""
     cached: bool = False
     """Whether this output came from the response cache."""
+    served: str | None = None
+    """The model name the server's reply gives (its ``model`` field), where it gives one."""
 
     @property
     def truncated(self) -> bool:

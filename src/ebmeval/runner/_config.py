@@ -51,6 +51,9 @@ class RunConfig(BaseModel):
     unset roles use ``model``."""
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
     """Generation settings that override the task's defaults."""
+    steps: dict[str, GenerateConfig] = Field(default_factory=dict)
+    """Settings per kind of model call (``synthesis/negate: {max_tokens: 2048}``), overriding what the
+    call declares (``ebmeval describe TASK`` lists a task's calls)."""
     seed: int = Field(default=0, strict=True, ge=-(2**63), le=2**63 - 1)
     """Seed of every random choice in the run; epoch ``e`` samples with ``seed + e``."""
     epochs: int = Field(default=1, ge=1, le=MAX_EPOCHS, strict=True)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._util.errors import EndpointError, UsageError
+from .._util.errors import ConfigError, EndpointError, UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
 from ..models import Model, ResponseCache, Usage, get_model
@@ -27,6 +27,7 @@ from ..tasks import (
     sample_seed,
     scorer_label,
     scorer_spec,
+    task_calls,
     with_scorer_args,
 )
 from ._config import RunConfig, parse_shard
@@ -70,6 +71,9 @@ class RunResult:
     """The samples this invocation asked for (a ``limit`` subset of the run's, perhaps)."""
     score_sets: list[ScoreSet] = field(default_factory=list)
     """The score sets of the task's scorers in this invocation (those its summary should be read from)."""
+    notes: list[str] = field(default_factory=list)
+    """What the user should know about how the run was made: a role played by the model under
+    evaluation because none was given, a server answering as another model."""
 
 
 def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
@@ -104,7 +108,34 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
         raise UsageError(
             f"roles {sorted(unknown)} are not used by task '{task.name}' (it uses: {list(task.roles) or 'none'})"
         )
+    calls = {call.name for _role, call in task_calls(task)}
+    for name in config.steps:
+        if name not in calls:
+            known = ", ".join(sorted(calls))
+            raise ConfigError(f"steps.{name}", f"task '{task.name}' makes no such call (its calls: {known})")
     return models
+
+
+def default_roles(config: RunConfig, task: Task) -> list[str]:
+    """A note for each role of ``task`` that the config gives no model, so the model under evaluation plays it."""
+    return [
+        f"role '{role}' is played by the model under evaluation ({config.model}); give --role {role}=SPEC for another"
+        for role in task.roles
+        if role not in config.roles
+    ]
+
+
+def served_models(models: dict[str, Model]) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """What the servers answered as, by role (as :meth:`RunStore.record_served` takes it), and a note per mismatch."""
+    served: dict[str, dict[str, Any]] = {}
+    notes = []
+    for role, model in sorted(models.items()):
+        if model.stats.served:
+            replies, mismatched = dict(model.stats.served), sorted(model.stats.mismatched)
+            served[role] = {"asked": model.name, "replies": replies, "mismatched": mismatched}
+        for name, count in sorted(model.stats.mismatched.items()):
+            notes.append(f"role '{role}': {count} replies came from '{name}', not the model asked for ({model.name})")
+    return served, notes
 
 
 def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dict[str, Any]:
@@ -129,6 +160,7 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
         "models": {role: model_identity(model) for role, model in sorted(models.items())},
         "seed": config.seed,
         "epochs": config.epochs,
+        **({"steps": {name: s.cache_fields() for name, s in sorted(config.steps.items())}} if config.steps else {}),
     }
 
 
@@ -221,6 +253,7 @@ async def arun(
     if config.scorer_args:
         task = with_scorer_args(task, config.scorer_args)
     given = models is not None
+    notes = [] if given else default_roles(config, task)
     models = models or build_models(config, task)
     in_progress = _samples_in_progress(config, models["model"], given=given)
     store = RunStore(config.store)
@@ -255,6 +288,9 @@ async def arun(
             task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None), in_progress
         )
         status = "errors" if progress.errors else "complete"
+        served, mismatches = served_models(models)
+        store.record_served(run_id, served)
+        notes += mismatches
     finally:
         in_flight = sys.exc_info()[1]
         try:
@@ -268,6 +304,9 @@ async def arun(
             final = run_record  # the error in flight says why the store cannot be written
         finally:
             store.close()
+            if not given:  # the models built here are closed here, in the loop their connections belong to
+                for model in {id(m): m for m in models.values()}.values():
+                    await model.aclose()
     usage = Usage()
     for model in unique(models):
         usage = usage + model.stats.usage
@@ -280,6 +319,7 @@ async def arun(
         interrupted=status == "interrupted",
         sample_ids={s.id for s in samples},
         score_sets=score_sets,
+        notes=notes,
     )
 
 
@@ -338,7 +378,13 @@ async def _execute(
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
-            ctx = SampleContext(models, memo, seed=sample_seed(config.seed, epoch, sample.id))
+            ctx = SampleContext(
+                models,
+                memo,
+                seed=sample_seed(config.seed, epoch, sample.id),
+                run_settings=config.generate,
+                overrides=config.steps,
+            )
             found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
             failures: list[Failure] = []
             if found is None:

@@ -256,6 +256,25 @@ class RunStore:
         """Set the run's status (``running``, ``interrupted``, ``complete``, ``partial``, ``errors``)."""
         self._write("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, _now(), run_id))
 
+    def record_served(self, run_id: str, served: dict[str, dict[str, Any]]) -> None:
+        """Add what the servers answered as, by role, to the run's provenance under ``served``.
+
+        Each role's entry holds ``asked`` (the model's name), ``replies`` (replies by the name
+        they gave, summed over invocations) and ``mismatched`` (the names that are not the model
+        asked for).
+        """
+        if not served:
+            return
+        self.flush()
+        recorded = self.get_run(run_id).provenance.get("served", {})
+        for role, seen in served.items():
+            entry = recorded.setdefault(role, {"asked": seen["asked"], "replies": {}, "mismatched": []})
+            for name, count in seen["replies"].items():
+                entry["replies"][name] = entry["replies"].get(name, 0) + count
+            entry["mismatched"] = sorted({*entry["mismatched"], *seen["mismatched"]})
+        provenance = {**self.get_run(run_id).provenance, "served": recorded}
+        self._write("UPDATE runs SET provenance = ? WHERE run_id = ?", (json.dumps(provenance), run_id))
+
     def get_run(self, run_id: str) -> RunRecord:
         """The run whose id is ``run_id`` or starts with it (at least 4 characters)."""
         rows = self._rows(

@@ -1,7 +1,7 @@
 """Evidence formatting, reply parsing, and the context-overflow policies of synthesis.
 
 When the abstracts do not fit the model's context window
-(``ctx.model().api.context_length`` counted with ``ctx.model().count_tokens``), one of two
+(``ctx.model().api.context_length`` counted with ``ctx.model().acount_tokens``), one of two
 policies applies and is recorded in the result's metadata under ``overflow``:
 
 - ``truncate``: each abstract is cut to an even share of the evidence budget B. Shares are
@@ -18,8 +18,11 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from ..tasks import Document, SampleContext
+from ..tasks import Call, Document, SampleContext
 from ._prompts import MAP
+
+MAP_CALL = Call("synthesis/map", "evidence", about="summarises one group of abstracts under map-reduce")
+"""A map summary becomes the evidence of the conclusion: cut off or refused, it is an error."""
 
 OverflowPolicy = Literal["truncate", "map-reduce"]
 """What happens when the evidence exceeds the model's context window."""
@@ -73,13 +76,13 @@ def reply_tokens(ctx: SampleContext, role: str = "model") -> int:
     return ctx.model(role).config.max_tokens or DEFAULT_REPLY_TOKENS
 
 
-def evidence_budget(ctx: SampleContext, prompt_without_evidence: str, role: str = "model") -> int | None:
+async def evidence_budget(ctx: SampleContext, prompt_without_evidence: str, role: str = "model") -> int | None:
     """Tokens left for evidence in a prompt, or ``None`` when the context length is unknown."""
     model = ctx.model(role)
     length = model.api.context_length
     if length is None:
         return None
-    used = model.count_tokens(prompt_without_evidence) + reply_tokens(ctx, role) + CONTEXT_MARGIN
+    used = await model.acount_tokens(prompt_without_evidence) + reply_tokens(ctx, role) + CONTEXT_MARGIN
     return max(0, length - used)
 
 
@@ -97,33 +100,34 @@ def water_fill(lengths: Sequence[int], budget: int) -> int:
     return remaining
 
 
-def _cut(ctx: SampleContext, text: str, tokens: int, role: str) -> str:
+async def _cut(ctx: SampleContext, text: str, tokens: int, role: str) -> str:
     """The longest prefix of ``text`` (by a shrinking character estimate) within ``tokens``."""
     model = ctx.model(role)
-    note = model.count_tokens(TRUNCATION_NOTE)
+    note = await model.acount_tokens(TRUNCATION_NOTE)
     target = max(0, tokens - note)
     size = len(text)
-    total = model.count_tokens(text)
+    total = await model.acount_tokens(text)
     cut = int(size * target / max(total, 1))
-    while cut > 0 and model.count_tokens(text[:cut]) > target:
+    while cut > 0 and await model.acount_tokens(text[:cut]) > target:
         cut = int(cut * 0.9)
     return text[:cut].rstrip() + TRUNCATION_NOTE
 
 
-def truncate_evenly(
+async def truncate_evenly(
     ctx: SampleContext, documents: Sequence[Document], budget: int, role: str = "model"
 ) -> tuple[list[Document], dict[str, Any]]:
     """``documents`` cut to water-filled shares of ``budget`` tokens (formatting overhead included)."""
     model = ctx.model(role)
     heads = [
-        model.count_tokens(format_study(i, d.model_copy(update={"text": ""}))) + 2 for i, d in enumerate(documents, 1)
+        await model.acount_tokens(format_study(i, d.model_copy(update={"text": ""}))) + 2
+        for i, d in enumerate(documents, 1)
     ]
-    bodies = [model.count_tokens(d.text) for d in documents]
+    bodies = [await model.acount_tokens(d.text) for d in documents]
     share = water_fill(bodies, max(0, budget - sum(heads)))
     fitted, cut_ids = [], []
     for document, tokens in zip(documents, bodies, strict=True):
         if tokens > share:
-            fitted.append(document.model_copy(update={"text": _cut(ctx, document.text, share, role)}))
+            fitted.append(document.model_copy(update={"text": await _cut(ctx, document.text, share, role)}))
             cut_ids.append(document.id)
         else:
             fitted.append(document)
@@ -147,41 +151,44 @@ async def fit_evidence(
     (ids per map call).
     """
     evidence = format_evidence(documents)
-    budget = evidence_budget(ctx, prompt_without_evidence, role)
-    tokens = ctx.model(role).count_tokens(evidence)
+    budget = await evidence_budget(ctx, prompt_without_evidence, role)
+    tokens = await ctx.model(role).acount_tokens(evidence)
     record: dict[str, Any] = {"policy": policy, "applied": False, "budget_tokens": budget, "evidence_tokens": tokens}
     if budget is None or tokens <= budget:
         return evidence, record
     record["applied"] = True
     if policy == "truncate":
-        fitted, details = truncate_evenly(ctx, documents, budget, role)
+        fitted, details = await truncate_evenly(ctx, documents, budget, role)
         record.update(details)
         return format_evidence(fitted), record
-    groups = _groups(ctx, documents, evidence_budget(ctx, MAP.render(title=title, evidence=""), role) or budget, role)
+    map_budget = await evidence_budget(ctx, MAP.render(title=title, evidence=""), role)
+    groups = await _groups(ctx, documents, map_budget or budget, role)
     summaries = []
     for j, group in enumerate(groups, start=1):
         evidence_j, _ = await fit_evidence(
             ctx, group, MAP.render(title=title, evidence=""), title=title, policy="truncate", role=role
         )
-        output = await ctx.generate(f"{step_prefix}map/{j}", MAP.render(title=title, evidence=evidence_j), role=role)
+        output = await ctx.generate(
+            f"{step_prefix}map/{j}", MAP.render(title=title, evidence=evidence_j), role=role, call=MAP_CALL
+        )
         first, last = group[0].id, group[-1].id
         summaries.append(Document(id=f"{first}…{last}" if first != last else first, text=output.text.strip()))
     record["groups"] = [[d.id for d in group] for group in groups]
     reduced = format_evidence(summaries)
-    if ctx.model(role).count_tokens(reduced) > budget:
-        fitted, details = truncate_evenly(ctx, summaries, budget, role)
+    if await ctx.model(role).acount_tokens(reduced) > budget:
+        fitted, details = await truncate_evenly(ctx, summaries, budget, role)
         record["summaries_truncated"] = details["truncated"]
         reduced = format_evidence(fitted)
     return reduced, record
 
 
-def _groups(ctx: SampleContext, documents: Sequence[Document], budget: int, role: str) -> list[list[Document]]:
+async def _groups(ctx: SampleContext, documents: Sequence[Document], budget: int, role: str) -> list[list[Document]]:
     """Consecutive documents packed greedily into groups of at most ``budget`` tokens (one at least)."""
     model = ctx.model(role)
     groups: list[list[Document]] = [[]]
     used = 0
     for i, document in enumerate(documents, start=1):
-        tokens = model.count_tokens(format_study(i, document)) + 2
+        tokens = await model.acount_tokens(format_study(i, document)) + 2
         if groups[-1] and used + tokens > budget:
             groups.append([])
             used = 0

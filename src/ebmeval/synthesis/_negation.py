@@ -24,17 +24,28 @@ from .._util.errors import DataError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig, default_cache_dir
 from ..prompts import PromptTemplate
-from ..tasks import Document, SampleContext, read_jsonl
+from ..tasks import Call, Document, SampleContext, is_refusal, read_jsonl
 from ._prompts import NEGATE
 
 _WHAT = "negation store"
+
+
+NEGATE_CALL = Call(
+    "synthesis/negate",
+    "evidence",
+    temperature=0.0,
+    about="rewrites one abstract with its findings inverted; budget 2 x the abstract's tokens + 64",
+)
+"""The negation call: greedy, so one (abstract, model, prompt) has one negation; a cut-off or
+refused rewrite is an error, never stored."""
 
 
 def negation_config(abstract_tokens: int) -> GenerateConfig:
     """The settings of a negation call.
 
     Greedy, so one (abstract, model, prompt) has one negation, with room for twice the
-    abstract's ``abstract_tokens`` plus 64, since the rewrite is about as long as the original.
+    abstract's ``abstract_tokens`` plus 64, since the rewrite is about as long as the original
+    (a thinking negator gets room for its trace on top, see :class:`~ebmeval.tasks.Call`).
     """
     return GenerateConfig(temperature=0.0, max_tokens=2 * abstract_tokens + 64)
 
@@ -86,11 +97,12 @@ class NegationStore:
             ).fetchone()
         return _negation(row) if row else None
 
-    def put(self, negation: Negation) -> None:
-        """Store ``negation`` (the first one stored for its key wins)."""
+    def put(self, negation: Negation, *, replace: bool = False) -> None:
+        """Store ``negation`` (the first one stored for its key wins, unless ``replace``)."""
+        verb = "REPLACE" if replace else "IGNORE"
         with self._lock, sqlite.translate(self.path, _WHAT, "INTO negations"):
             self._db.execute(
-                f"INSERT OR IGNORE INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                f"INSERT OR {verb} INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     negation.abstract_hash,
                     negation.negator,
@@ -155,22 +167,26 @@ async def negate_documents(
     """``documents`` with their findings inverted by the model playing ``role``, asked with ``prompt``.
 
     A negation already in ``store`` (same abstract, model and prompt) is reused without a
-    model call; otherwise it is generated under step ``negate/<id>`` and stored. Every
-    document's negation is recorded as step ``negation/<id>``. Returns the negated documents
-    and one record per document (``id``, ``cached``, ``negator``, ``prompt``).
+    model call; otherwise it is generated under step ``negate/<id>`` as :data:`NEGATE_CALL`
+    and stored (a reply cut off or refused is an error, and nothing is stored; one stored empty
+    or as a refusal by an older release is made again). Every document's negation is recorded
+    as step ``negation/<id>``. Returns the negated documents and one record per document
+    (``id``, ``cached``, ``negator``, ``prompt``).
     """
     model = ctx.model(role)
     negator_key = stable_hash(model.api.describe(), 16)
     negated, records = [], []
     for document in documents:
         found = store.get(document.text, negator_key, prompt.id)
-        cached = found is not None
-        if found is None:
+        degenerate = found is not None and (not found.negated.strip() or is_refusal(found.negated))
+        cached = found is not None and not degenerate
+        if found is None or degenerate:
             output = await ctx.generate(
                 f"negate/{document.id}",
                 prompt.render(abstract=document.text),
-                negation_config(model.count_tokens(document.text)),
+                negation_config(await model.acount_tokens(document.text)),
                 role=role,
+                call=NEGATE_CALL,
             )
             found = Negation(
                 abstract_hash=stable_hash(document.text),
@@ -182,7 +198,7 @@ async def negate_documents(
                 negated=output.text.strip(),
                 created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             )
-            store.put(found)
+            store.put(found, replace=degenerate)
             # a concurrent sample may have stored the same abstract first: use the stored text
             found = store.get(document.text, negator_key, prompt.id) or found
         seen = ctx.record(

@@ -26,9 +26,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.errors import ConfigError, UsageError
 from ..models import ChatMessage, GenerateConfig
-from ..tasks import Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
-from ._evidence import OverflowPolicy, fit_evidence, format_evidence, parse_field, parse_questions, parse_score
-from ._negation import NegationStore, negate_documents
+from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
+from ._evidence import (
+    MAP_CALL,
+    OverflowPolicy,
+    fit_evidence,
+    format_evidence,
+    parse_field,
+    parse_questions,
+    parse_score,
+)
+from ._negation import NEGATE_CALL, NegationStore, negate_documents
 from ._prompts import EBMEVAL, PromptSet
 
 if TYPE_CHECKING:
@@ -88,6 +96,17 @@ async def synthesise(
     )
     output = await ctx.generate(step, template.render(evidence=evidence, **fields))
     return output.text.strip(), record
+
+
+EVALUATE_CALL = Call(
+    "synthesis/evaluate", "verdict", temperature=0.0, max_tokens=512, about="scores a draft 0-5 with feedback"
+)
+"""The evaluator's call (role ``evaluator``)."""
+
+
+def overflow_calls(overflow: OverflowPolicy) -> tuple[tuple[str, Call], ...]:
+    """The map call that ``map-reduce`` adds, by role."""
+    return (("model", MAP_CALL),) if overflow == "map-reduce" else ()
 
 
 DEFAULT_K = 5
@@ -150,6 +169,8 @@ class ParametricCoT:
         self.threshold = threshold
         self.n_questions = n_questions
         self.prompts = prompts
+        self.calls = (("evaluator", EVALUATE_CALL),)
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
@@ -171,7 +192,10 @@ class ParametricCoT:
             )
             draft = output.text.strip()
             verdict = await ctx.generate(
-                f"evaluate/{i}", p.evaluate.render(title=title, plan=plan.text, draft=draft), role="evaluator"
+                f"evaluate/{i}",
+                p.evaluate.render(title=title, plan=plan.text, draft=draft),
+                role="evaluator",
+                call=EVALUATE_CALL,
             )
             score = parse_score(verdict.text, "Score")
             feedback = parse_field(verdict.text, "Feedback") or verdict.text.strip()
@@ -225,6 +249,8 @@ class GoldenRAG:
     def __init__(self, *, overflow: OverflowPolicy = "truncate", prompts: PromptSet = EBMEVAL) -> None:
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
+        self.calls = overflow_calls(overflow)
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
@@ -253,6 +279,8 @@ class NegatedRAG:
         self._path = None if isinstance(negations, NegationStore) else negations
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
+        self.calls = (("negator", NEGATE_CALL), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     @property
     def negations(self) -> NegationStore:
@@ -321,6 +349,10 @@ class StandardRAG:
         self.n_questions = n_questions
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
+        from ..rag.rerank import RERANK_CALL
+
+        self.calls = (*((("model", RERANK_CALL),) if rerank_top_n > 0 else ()), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     def gold_total(self, sample: Sample) -> int:
         """The gold studies recall divides by: the item's studies."""
@@ -464,7 +496,8 @@ def _source(document: Document) -> str:
 class Feasibility:
     """Rates 0–5 whether the reference conclusion can be reached from the abstracts.
 
-    Runs ``runs`` ratings (``rate/<r>``) with seeds ``ctx.seed + r`` at ``temperature`` and
+    Runs ``runs`` ratings (``rate/<r>``) with seeds ``ctx.seed + r`` at ``temperature`` (the
+    run's ``--temperature`` when given: the ratings are the answer under evaluation) and
     reports their mean over the parsed ones: feasibility = (1/m) Σ_r s_r. The output is the
     mean as text; ``metadata["feasibility"]`` holds it (``None`` when no rating parsed).
     """
@@ -485,6 +518,12 @@ class Feasibility:
         self.temperature = temperature
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
+        self.call = Call(
+            "synthesis/feasibility", "answer", temperature=temperature, about="rates 0-5 whether the conclusion follows"
+        )
+        """The rating call; the run's settings override its temperature."""
+        self.calls = (("model", self.call), *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""
@@ -495,8 +534,9 @@ class Feasibility:
         )
         scores: list[float | None] = []
         for r in range(self.runs):
-            config = GenerateConfig(temperature=self.temperature, seed=ctx.seed + r)
-            output = await ctx.generate(f"rate/{r + 1}", template.render(evidence=evidence, **fields), config)
+            config = GenerateConfig(seed=ctx.seed + r)
+            prompt = template.render(evidence=evidence, **fields)
+            output = await ctx.generate(f"rate/{r + 1}", prompt, config, call=self.call)
             scores.append(parse_score(output.text, "Score"))
         parsed = [s for s in scores if s is not None]
         mean = statistics.fmean(parsed) if parsed else None

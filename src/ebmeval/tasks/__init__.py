@@ -1,11 +1,11 @@
 """Tasks, samples, workflows and scorers: the types every evaluation is built from."""
 
+from ._calls import ANSWER, JUDGE, THINKING_BUDGET, VERDICT, Call, default_call, is_refusal
 from ._context import MemoryMemo, SampleContext, StepMemo, sample_seed
 from ._files import ROW_FORMATS, RowPlace, parse_jsonl, read_jsonl, read_rows
 from ._identity import model_identity, scorer_label, scorer_roles, scorer_spec
 from ._sample import Document, ParsedAnswer, RetrievedDocument, Sample
 from ._task import (
-    THINKING_BUDGET,
     AnswerParser,
     Generation,
     RunMetric,
@@ -15,6 +15,7 @@ from ._task import (
     Workflow,
     WorkflowResult,
     binary_metrics,
+    call_rows,
     create_scorer,
     create_task,
     is_binary_metric,
@@ -25,6 +26,7 @@ from ._task import (
     scorer,
     scorer_registry,
     task,
+    task_calls,
     task_layer,
     task_layers,
     task_registry,
@@ -32,6 +34,12 @@ from ._task import (
 )
 
 __all__ = [
+    "ANSWER",
+    "JUDGE",
+    "VERDICT",
+    "Call",
+    "default_call",
+    "is_refusal",
     "THINKING_BUDGET",
     "AnswerParser",
     "Document",
@@ -73,4 +81,6 @@ __all__ = [
     "task_layers",
     "task_registry",
     "with_scorer_args",
+    "task_calls",
+    "call_rows",
 ]

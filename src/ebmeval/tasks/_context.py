@@ -8,7 +8,8 @@ from typing import Any, Protocol
 
 from .._util.errors import UnknownNameError, UsageError
 from .._util.hashing import stable_hash
-from ..models import ChatMessage, GenerateConfig, Model, ModelOutput
+from ..models import ChatMessage, DegenerateReplyError, GenerateConfig, Model, ModelOutput
+from ._calls import Call, default_call
 
 
 class StepMemo(Protocol):
@@ -40,6 +41,14 @@ class MemoryMemo:
         self.steps.setdefault((step, request), payload)
 
 
+def _accepted(call: Call, output: ModelOutput) -> ModelOutput | None:
+    """``output`` if ``call`` accepts it, else ``None``."""
+    try:
+        return call.check(output)
+    except DegenerateReplyError:
+        return None
+
+
 def sample_seed(run_seed: int, epoch: int, sample_id: str) -> int:
     """The seed of one sample's requests: a hash of the run seed, the epoch and the sample id.
 
@@ -53,7 +62,8 @@ class SampleContext:
     """Models by role and the step memo of one sample.
 
     Every model call goes through :meth:`generate` under a step name unique within the
-    sample. A call that finished in an earlier, interrupted run is replayed from the memo
+    sample, as a declared :class:`~ebmeval.tasks.Call` that sets its settings and the replies
+    it accepts. A call that finished in an earlier, interrupted run is replayed from the memo
     only when the request is the one recorded (same model identity, messages and
     settings); otherwise it is sent and recorded under its own request, so a resumed run or
     a rescore with another judge never mixes models.
@@ -65,11 +75,17 @@ class SampleContext:
         memo: StepMemo | None = None,
         *,
         seed: int = 0,
+        run_settings: GenerateConfig | None = None,
+        overrides: Mapping[str, GenerateConfig] | None = None,
     ) -> None:
         self.models = dict(models)
         self.memo: StepMemo = memo if memo is not None else MemoryMemo()
         self.seed = seed
         """The sample's seed (:func:`sample_seed`), sent with every request that names none."""
+        self.run_settings = run_settings
+        """The run's explicit settings (``--temperature``, ``--max-tokens``), applied to answer steps."""
+        self.overrides = dict(overrides or {})
+        """Settings per call name from the run config's ``steps:``, applied last."""
         self.steps: list[str] = []
         self.outputs: list[ModelOutput] = []
         """The output of every model call of the sample so far, sent or replayed."""
@@ -105,23 +121,29 @@ class SampleContext:
         config: GenerateConfig | None = None,
         *,
         role: str = "model",
+        call: Call | None = None,
     ) -> ModelOutput:
-        """Run (or replay) the model call named ``step``."""
+        """Run (or replay) the model call named ``step`` as ``call`` (default: :func:`~ebmeval.tasks.default_call`).
+
+        Raises:
+            DegenerateReplyError: The reply is one ``call`` does not accept; nothing is recorded.
+        """
+        call = call or default_call(role)
         chosen = self.model(role)
-        if chosen.config.merge(config).seed is None:
-            config = (config or GenerateConfig()).merge(GenerateConfig(seed=self.seed))
-        request = chosen.request(messages, config)
+        request = chosen.request(messages, self.settings(call, chosen, config))
         done = self.memo.get_step(step, request.key)
         self.steps.append(step)
-        if done is not None:
-            output = ModelOutput.model_validate(done["output"])
-        else:
-            output = await chosen.send(request)
+        output = None if done is None else _accepted(call, ModelOutput.model_validate(done["output"]))
+        if output is None:  # not sent before, or recorded by a release that kept replies now refused
+            output = await chosen.send(request, call.check)
             self.memo.put_step(
                 step,
                 {
                     "role": role,
                     "model": chosen.name,
+                    "call": call.name,
+                    "purpose": call.purpose,
+                    "settings": request.config.model_dump(exclude_none=True, exclude={"timeout"}),
                     "messages": [m.model_dump() for m in request.messages],
                     "output": output.model_dump(exclude={"raw"}),
                 },
@@ -129,6 +151,13 @@ class SampleContext:
             )
         self.outputs.append(output)
         return output
+
+    def settings(self, call: Call, model: Model, config: GenerateConfig | None = None) -> GenerateConfig:
+        """What ``call`` sends to ``model`` for a site giving ``config`` (:meth:`Call.settings`), seeded."""
+        chosen = call.settings(model, config, run=self.run_settings, override=self.overrides.get(call.name))
+        if model.config.merge(chosen).seed is None:
+            chosen = chosen.merge(GenerateConfig(seed=self.seed))
+        return chosen
 
     def record(self, step: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Record a step that is not a model call (retrieval, a computed plan …).

@@ -14,6 +14,7 @@ from .._util.errors import ConfigError
 from .._util.options import check_options, signature_options
 from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
+from ._calls import ANSWER, JUDGE, THINKING_BUDGET, Call
 from ._context import SampleContext
 from ._identity import declare, describe_value
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
@@ -82,9 +83,6 @@ class Scorer(Protocol):
         """Grade ``generation`` of ``sample``."""
 
 
-THINKING_BUDGET = 4096
-"""The least reply budget of a model that thinks before answering: the trace comes first."""
-
 AnswerParser = Callable[[str, Sample], ParsedAnswer]
 """Extracts the task's answer form from raw output text."""
 
@@ -140,6 +138,25 @@ class Task:
     the run's identity, and a run that sets one says it was ignored."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
+
+
+def task_calls(task: Task) -> list[tuple[str, Call]]:
+    """The kinds of model call ``task`` makes, each with the role that plays it.
+
+    The answer, the calls its workflow and scorers declare (a ``calls`` attribute of
+    ``(role, Call)`` pairs), and for every other role the task needs a judge's question.
+    """
+    found: list[tuple[str, Call]] = [("model", ANSWER)]
+    for part in (task.workflow, *task.scorers):
+        found += [pair for pair in getattr(part, "calls", ()) if pair not in found]
+    covered = {role for role, _ in found}
+    found += [(role, JUDGE) for role in task.roles if role not in covered]
+    return found
+
+
+def call_rows(task: Task) -> list[dict[str, object]]:
+    """:func:`task_calls` as ``ebmeval describe`` and ``show-prompt`` show them (see :meth:`Call.row`)."""
+    return [call.row(role, task.generate_config, task.thinking_config()) for role, call in task_calls(task)]
 
 
 TaskFactory = Callable[..., Task]

@@ -99,7 +99,7 @@ class FreeFormWorkflow(QAWorkflow):
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Answer by the strategy; reasoning strategies keep the full reply in the metadata."""
-        block, metadata = self.prompt(sample, ctx)
+        block, metadata = await self.prompt(sample, ctx)
         first_step = {"direct": self.step, "cot": self.name}.get(self.strategy, f"{self.step}/initial")
         reply = await ctx.generate(first_step, self.messages(self.first_prompt(block, sample)))
         if self.strategy == "direct":

@@ -180,7 +180,9 @@ class QAWorkflow(ABC):
         """Tokens the replies need beyond the first prompt (one reply, by default)."""
         return model.config.merge(self.generate_config).max_tokens or 0
 
-    def fit_context(self, sample: Sample, model: Model, prompt_without_documents: str) -> tuple[str, dict[str, Any]]:
+    async def fit_context(
+        self, sample: Sample, model: Model, prompt_without_documents: str
+    ) -> tuple[str, dict[str, Any]]:
         """The documents text that fits the context window, and the record of what was done.
 
         The budget for documents is ``context_length - reserved - prompt - margin``
@@ -197,7 +199,7 @@ class QAWorkflow(ABC):
         limit = model.api.context_length
         if not text:
             return text, {"documents": 0}
-        tokens = model.count_tokens(text)
+        tokens = await model.acount_tokens(text)
         record: dict[str, Any] = {
             "documents": len(sample.documents),
             "context_length": limit,
@@ -210,8 +212,8 @@ class QAWorkflow(ABC):
         budget = (
             limit
             - reserved
-            - model.count_tokens(prompt_without_documents)
-            - model.count_tokens(self.prompts.truncation_note)
+            - await model.acount_tokens(prompt_without_documents)
+            - await model.acount_tokens(self.prompts.truncation_note)
             - CONTEXT_MARGIN
         )
         record.update(reserved_tokens=reserved, budget_tokens=budget)
@@ -224,21 +226,21 @@ class QAWorkflow(ABC):
                 f"of the model's {limit}-token context are left for them; use overflow='truncate', "
                 "shorter context or a model with a longer context",
             )
-        kept = _longest_prefix(text, budget, model)
+        kept = await _longest_prefix(text, budget, model)
         record.update(
             truncated=True,
             policy="head",
-            kept_tokens=model.count_tokens(kept),
+            kept_tokens=await model.acount_tokens(kept),
             kept_chars=len(kept),
             total_chars=len(text),
         )
         return kept + self.prompts.truncation_note, record
 
-    def prompt(self, sample: Sample, ctx: SampleContext) -> tuple[str, dict[str, Any]]:
+    async def prompt(self, sample: Sample, ctx: SampleContext) -> tuple[str, dict[str, Any]]:
         """The question block for ``sample`` fitted to the model, with the fitting record."""
         if not sample.documents:
             return self.question_block(sample), {}
-        documents, record = self.fit_context(sample, ctx.model(), self.longest_prompt(sample))
+        documents, record = await self.fit_context(sample, ctx.model(), self.longest_prompt(sample))
         return self.question_block(sample, documents), {"context": record}
 
     def longest_prompt(self, sample: Sample) -> str:
@@ -320,7 +322,7 @@ class Direct(QAWorkflow):
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Ask once for the answer."""
-        block, metadata = self.prompt(sample, ctx)
+        block, metadata = await self.prompt(sample, ctx)
         messages = self.messages(self.first_prompt(block, sample))
         if self.answer_from == "text" or not sample.choices:
             output = await ctx.generate(self.name, messages)
@@ -360,7 +362,7 @@ class ChainOfThought(QAWorkflow):
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Ask once for reasoning and an answer."""
-        block, metadata = self.prompt(sample, ctx)
+        block, metadata = await self.prompt(sample, ctx)
         output = await ctx.generate(self.name, self.messages(self.first_prompt(block, sample)))
         return WorkflowResult(output=output.text, metadata=metadata)
 
@@ -409,7 +411,7 @@ class ChainOfThoughtRefine(ChainOfThought):
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Answer, then refine the answer."""
-        block, metadata = self.prompt(sample, ctx)
+        block, metadata = await self.prompt(sample, ctx)
         first = await ctx.generate(f"{self.name}/initial", self.messages(self.first_prompt(block, sample)))
         previous = strip_reasoning(first.text).strip()
         prompt = self.refine_prompt(block, sample, previous)
@@ -495,12 +497,12 @@ def _strip_token(token: str) -> str:
     return token.strip().strip("()[].:*").strip()
 
 
-def _longest_prefix(text: str, budget: int, model: Model) -> str:
+async def _longest_prefix(text: str, budget: int, model: Model) -> str:
     """The longest word-boundary prefix of ``text`` taking at most ``budget`` tokens (binary search)."""
     low, high = 0, len(text)
     while low < high:
         middle = (low + high + 1) // 2
-        if model.count_tokens(text[:middle]) <= budget:
+        if await model.acount_tokens(text[:middle]) <= budget:
             low = middle
         else:
             high = middle - 1

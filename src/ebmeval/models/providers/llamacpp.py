@@ -311,6 +311,10 @@ class LlamaCppModel(ModelAPI):
         except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"{self.name}: tokenizing failed: {exc}") from None
 
+    async def acount_tokens(self, text: str) -> int:
+        """:meth:`count_tokens` on a worker thread, so the event loop keeps serving other calls."""
+        return await asyncio.to_thread(self.count_tokens, text)
+
     async def aclose(self) -> None:
         """Free the weights; a later call loads them again."""
         with self._lock:

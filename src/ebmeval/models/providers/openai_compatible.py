@@ -125,6 +125,7 @@ def parse_chat_response(data: Any, model: str, latency: float) -> ModelOutput:
     if not isinstance(usage, dict):
         usage = {}
     reasoning = message.get("reasoning_content") or message.get("reasoning")
+    served = data.get("model")
     return ModelOutput(
         text=message.get("content") or "",
         reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
@@ -137,6 +138,7 @@ def parse_chat_response(data: Any, model: str, latency: float) -> ModelOutput:
         latency=latency,
         finish_reason=choice.get("finish_reason"),
         raw=data,
+        served=served if isinstance(served, str) and served else None,
     )
 
 
@@ -397,21 +399,69 @@ class OpenAICompatibleModel(ModelAPI):
                     return
 
     def count_tokens(self, text: str) -> int:
-        """Tokens ``text`` takes, from the server's tokenizer when :meth:`prepare` found one, else estimated."""
+        """Tokens ``text`` takes, from the server's tokenizer when :meth:`prepare` found one, else estimated.
+
+        Outside an event loop only: inside one (a workflow, a notebook) a blocking request would
+        stall every call in flight, so :meth:`acount_tokens` must be awaited instead.
+
+        Raises:
+            UsageError: Called inside a running event loop while a server tokenizer is in use.
+            ModelError: The tokenizer failed, or counted no tokens in a non-empty text.
+        """
+        if self._tokenizer is None:
+            return super().count_tokens(text)
+        if text not in self._token_counts:
+            if _loop_running():
+                raise UsageError(f"{self.name}: inside an event loop count tokens with `await acount_tokens(text)`")
+            url, style = self._tokenizer
+            try:
+                reply = httpx.post(
+                    url, json=self._tokenize_body(text, style), headers=self._auth_headers(), timeout=30.0
+                ).json()
+            except (httpx.HTTPError, ValueError) as exc:
+                raise ModelError(f"{self.name}: tokenizing at {url} failed: {exc}") from None
+            self._remember_count(text, reply)
+        return self._token_counts[text]
+
+    async def acount_tokens(self, text: str) -> int:
+        """:meth:`count_tokens` without blocking the event loop (the request goes over the pooled session)."""
         if self._tokenizer is None:
             return super().count_tokens(text)
         if text not in self._token_counts:
             url, style = self._tokenizer
-            body = {"model": self.model, "prompt": text} if style == "vllm" else {"content": text}
+            session, _slots = await self._http()
             try:
-                reply = httpx.post(url, json=body, headers=self._auth_headers(), timeout=30.0).json()
-                count = int(reply["count"]) if "count" in reply else len(reply["tokens"])
-            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-                raise ModelError(f"{self.name}: tokenizing at {url} failed: {exc}") from None
-            if len(self._token_counts) > 4096:
-                self._token_counts.clear()
-            self._token_counts[text] = count
+                body, timeout = self._tokenize_body(text, style), aiohttp.ClientTimeout(total=30)
+                async with session.post(url, json=body, timeout=timeout, proxy=self._proxy) as response:
+                    reply = json.loads(await response.read())
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                raise ModelError(f"{self.name}: tokenizing at {url} failed: {_describe(exc)}") from None
+            self._remember_count(text, reply)
         return self._token_counts[text]
+
+    def serves(self, served: str) -> bool:
+        """Whether a reply naming ``served`` comes from the model asked for.
+
+        The same name (case aside), a dated snapshot of it (``gpt-4o`` → ``gpt-4o-2024-08-06``),
+        or a model file of that name (``/models/qwen.gguf`` for ``qwen``).
+        """
+        asked, named = _bare_name(self.model), _bare_name(served)
+        return named == asked or named.startswith(f"{asked}-")
+
+    def _tokenize_body(self, text: str, style: str) -> dict[str, str]:
+        return {"model": self.model, "prompt": text} if style == "vllm" else {"content": text}
+
+    def _remember_count(self, text: str, reply: object) -> None:
+        """Keep the count a ``/tokenize`` reply gives for ``text``; a non-empty text counted as 0 is an error."""
+        count = _probe_count(reply)
+        if count == 0 and text.strip():
+            url = self._tokenizer[0] if self._tokenizer else "/tokenize"
+            raise ModelError(
+                f"{self.name}: the tokenizer at {url} counted no tokens in a non-empty text: {reply!r:.99}"
+            )
+        if len(self._token_counts) > 4096:
+            self._token_counts.clear()
+        self._token_counts[text] = count
 
     async def _http(self) -> tuple[aiohttp.ClientSession, list[asyncio.Semaphore]]:
         # Pooled connections belong to the event loop that opened them; a model reused
@@ -640,6 +690,20 @@ def _option_hint(message: str) -> str:
     if "context length" in lowered or "context_length" in lowered or "maximum context" in lowered:
         return " Give the model's window with --model-arg context_length=N so long inputs are fitted to it."
     return ""
+
+
+def _bare_name(name: str) -> str:
+    """A model name as :meth:`OpenAICompatibleModel.serves` compares it: lower case, no folder, no ``.gguf``."""
+    base = name.strip().replace("\\", "/").rsplit("/", 1)[-1].lower() if name.strip().endswith(".gguf") else name
+    return base.strip().lower().removesuffix(".gguf")
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _describe(exc: Exception) -> str:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from ..._util.hashing import stable_hash
 from ...judges import leading_verdict, read_verdict
 from ...models import GenerateConfig, Model, ModelOutput
-from ...tasks import RetrievedDocument, SampleContext
+from ...tasks import Call, RetrievedDocument, SampleContext
 from ._base import reorder, reranker
 
 PROMPT_NAME = "rerank/llm-pointwise"
@@ -29,6 +29,17 @@ Does the document contain information that helps answer the question? Answer wit
 
 CONFIG = GenerateConfig(temperature=0, max_tokens=3, logprobs=True, top_logprobs=5)
 """Greedy, short, with the top-5 alternatives of each token."""
+
+RERANK_CALL = Call(
+    PROMPT_NAME,
+    "verdict",
+    temperature=0,
+    max_tokens=3,
+    about="asks whether one candidate is relevant (yes/no)",
+    prefix=True,
+)
+"""The relevance question: a thinking model gets room for its trace; a reply cut off before any
+word is an error, not an unparsed judgment."""
 
 
 class Judgment(BaseModel):
@@ -73,10 +84,10 @@ def relevance(output: ModelOutput) -> tuple[float | None, Literal["logprobs", "t
 class LLMPointwiseReranker:
     """Asks ``model`` about each of the first ``top_n`` candidates and keeps the ``k`` most relevant.
 
-    ``model`` is a :class:`Model`, or a :class:`SampleContext` (calls then go through
-    ``ctx.generate`` under steps ``rerank/llm-pointwise/<query hash>/<document id>`` with
-    ``role``, so a resumed sample replays them). Candidates are judged concurrently,
-    bounded by the model's own concurrency limit.
+    ``model`` is a :class:`Model` (playing ``role``), or a :class:`SampleContext` whose recorded
+    steps a resumed sample replays. Either way each call goes through ``ctx.generate`` as
+    :data:`RERANK_CALL` under step ``rerank/llm-pointwise/<query hash>/<document id>``.
+    Candidates are judged concurrently, bounded by the model's own concurrency limit.
     """
 
     def __init__(
@@ -96,10 +107,9 @@ class LLMPointwiseReranker:
         document = candidate.document
         body = f"{document.title}\n{document.text}" if document.title else document.text
         prompt = PROMPT.format(query=query, document=body)
-        if isinstance(self.model, SampleContext):
-            step = f"{PROMPT_NAME}/{stable_hash(query, 12)}/{document.id}"
-            return await self.model.generate(step, prompt, self.config, role=self.role)
-        return await self.model.generate(prompt, self.config)
+        ctx = self.model if isinstance(self.model, SampleContext) else SampleContext({self.role: self.model})
+        step = f"{PROMPT_NAME}/{stable_hash(query, 12)}/{document.id}"
+        return await ctx.generate(step, prompt, self.config, role=self.role, call=RERANK_CALL)
 
     async def judge(self, query: str, candidates: Sequence[RetrievedDocument]) -> list[Judgment]:
         """One :class:`Judgment` per candidate (all of them, in order)."""
