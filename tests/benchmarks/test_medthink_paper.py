@@ -16,7 +16,7 @@ from ebmeval.report import collect
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
 from tests.helpers.cli import ebmeval
-from tests.helpers.openai_server import openai_server
+from tests.helpers.openai_server import openai_server, without_preflight
 
 JUDGE_REPLY = json.dumps({"supported": True, "required": 3, "covered": 2, **{str(i): True for i in range(1, 40)}})
 
@@ -63,8 +63,8 @@ def test_paper_settings_reach_the_judge_and_accuracy_and_steps_come_from_one_run
         ],
     )
     assert result.exit_code == 0, result.output
-    judged = [b for b in bodies if b["model"] == "judge"]
-    answered = [b for b in bodies if b["model"] == "model"]
+    judged = [b for b in without_preflight(bodies) if b["model"] == "judge"]
+    answered = [b for b in without_preflight(bodies) if b["model"] == "model"]
     assert len(answered) == 3 and judged
     assert {(b["temperature"], b["max_tokens"], b["seed"]) for b in judged} == {(0.1, 4096, 42)}
     assert {(b["temperature"], b["max_tokens"], b["seed"]) for b in answered} == {(0.0, 4096, 42)}
@@ -115,7 +115,10 @@ def test_request_seed_is_sent_literally(server: tuple[str, list[dict[str, Any]]]
     args += ["--no-cache", "--temperature", "0.7"]
     result = CliRunner().invoke(app, [*args, "--request-seed", "42"])
     assert result.exit_code == 0, result.output
-    assert [b["seed"] for b in bodies] == [42, 42]  # without the flag each sample gets its own derived seed
+    assert [b["seed"] for b in without_preflight(bodies)] == [
+        42,
+        42,
+    ]  # without the flag each sample gets its own derived seed
 
 
 def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> None:

@@ -48,3 +48,11 @@ def openai_server(reply: Callable[[dict[str, Any]], str]) -> Iterator[tuple[str,
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def without_preflight(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The request bodies a run's samples sent: the pre-flight request before its first sample left out."""
+    from ebmeval.models.providers.openai_compatible import PREFLIGHT_PROMPT
+
+    preflight = [{"role": "user", "content": PREFLIGHT_PROMPT}]
+    return [body for body in bodies if body.get("messages") != preflight]

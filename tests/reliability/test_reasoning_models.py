@@ -13,6 +13,7 @@ import pytest
 
 from ebmeval.models import GenerateConfig, user
 from ebmeval.models.providers.openai_compatible import OpenAICompatibleModel, chat_request
+from tests.helpers.openai_server import without_preflight
 
 from ._support import EBMEVAL, load_delay_server
 from .test_faults import ebmeval_run
@@ -150,7 +151,7 @@ async def test_reasoning_effort_is_a_model_option_of_the_command_line(tmp_path: 
         args += ["--model-arg", "reasoning=true", "--limit", "2", "--store", str(store), "--json"]
         code, high, err = await ebmeval_run([*args, "--model-arg", "reasoning_effort=high"], tmp_path)
         assert code == 0, err
-        assert [body["reasoning_effort"] for body in server.bodies] == ["high", "high"]
+        assert [body["reasoning_effort"] for body in without_preflight(server.bodies)] == ["high", "high"]
         code, low, err = await ebmeval_run([*args, "--model-arg", "reasoning_effort=low"], tmp_path)
         assert code == 0, err
         assert server.bodies[-1]["reasoning_effort"] == "low"

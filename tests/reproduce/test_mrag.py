@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ebmeval.models.providers.openai_compatible import PREFLIGHT_PROMPT
 from ebmeval.rag import build_index
 from ebmeval.rag.corpus import write_store
 from ebmeval.tasks import Document
 from tests.helpers.cli import ebmeval
+from tests.helpers.openai_server import without_preflight
 from tests.models.test_decoding import _Recorder, server  # noqa: F401 (the loopback server fixture)
 
 
@@ -41,8 +41,7 @@ def test_mrag_table_1_with_and_without_rag_through_a_loopback_server(server: str
     assert rows[(spec, "w. RAG")][4] == "0.93"  # 92.5 %, printed to two decimals
     assert any(row[1] == "PMC-LlaMA (13B) (w. RAG)" for row in table["rows"])
     assert "Table 2" in json.dumps(_table(payload, "Table 2")["title"])
-    preflight = [{"role": "user", "content": PREFLIGHT_PROMPT}]
-    requests = [b for b in _Recorder.bodies if "messages" in b and b["messages"] != preflight]
+    requests = without_preflight([b for b in _Recorder.bodies if "messages" in b])
     assert requests and all(
         b["temperature"] == 0.7 and b["top_p"] == 0.8 and b["repetition_penalty"] == 1.05 for b in requests
     )
