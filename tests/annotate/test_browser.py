@@ -105,7 +105,8 @@ def test_annotator_and_lead_in_chromium(browser, tmp_path, load_module: ModuleTy
             assert cards.count() == 3
             for i in range(3):
                 text = cards.nth(i).locator(".text").inner_text()
-                cards.nth(i).locator("input[type=radio]").nth(int(ADA[text.split("Candidate text ")[1][0]])).check()
+                score = ADA[text.split("Candidate text ")[1][0]]
+                cards.nth(i).locator(f"input[type=radio][value='{score}']").check()
                 expect(page.locator("#save-status")).to_have_text("Saved")
                 if n == 2 and i == 0:
                     page.reload()  # mid-task: the first answer must survive
