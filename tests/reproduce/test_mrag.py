@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ebmeval.rag import build_index
 from ebmeval.rag.corpus import write_store
 from ebmeval.tasks import Document
@@ -103,3 +105,22 @@ def test_mrag_table_2_rates_the_pooled_lfqa_runs_in_a_judged_arena(tmp_path: Pat
         assert not table["cells"] and any("at least two systems" in note for note in table["notes"])
         refused = ebmeval("reproduce", "mrag", *models, *common, "--preset-arg", "min_matches=0", cwd=tmp_path)
         assert refused.returncode == 2 and "min_matches" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_mrag_table_2_rates_each_model_without_and_with_rag_in_one_arena(tmp_path: Path) -> None:
+    docs = [Document(id=f"d{i}", text=f"Passage {i} about fever, rest and fluids.") for i in range(10)]
+    write_store(docs, tmp_path / "corpus").close()
+    build_index(tmp_path / "corpus", tmp_path / "ix", "bm25")
+    with openai_server(_lfqa_reply) as (url, _bodies):
+        gpt4, gpt35 = f"openai-compatible:gpt-4o@{url}", f"openai-compatible:gpt-3.5-turbo@{url}"
+        args = ["--model", gpt4, "--model", gpt35, "--paper-row", f"{gpt4}=GPT-4 (gpt-4o)"]
+        args += ["--condition", "liveqa", "--condition", "liveqa-rag", "--preset-arg", "retrieval=ix", "--limit", "2"]
+        args += ["--role", f"judge=openai-compatible:judge@{url}", "--preset-arg", "min_matches=1"]
+        done = ebmeval("reproduce", "mrag", *args, "--store", "r.sqlite", "--json", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    table = _table(json.loads(done.stdout), "Table 2")
+    ours = {(c["model"], c["condition"]): c for c in table["cells"] if c["column"] == "Usefulness"}
+    assert set(ours) == {(m, c) for m in (gpt4, gpt35) for c in ("liveqa", "liveqa-rag")}
+    assert ours[(gpt4, "liveqa-rag")]["published"] == 1270.9 and ours[(gpt35, "liveqa")]["published"] is None
+    assert len({c["score_set"] for c in table["cells"]}) == 1  # the four systems meet in one arena
+    assert sum(c["value"] for c in ours.values()) == pytest.approx(4000)  # Elo from 1000 is zero-sum
