@@ -45,6 +45,10 @@ ILLUSTRATIVE = {
     "ebmeval engine build": "compiles llama.cpp for minutes (tests/models/test_engine.py)",
     "ebmeval score pubmedqa --predictions preds.jsonl": "needs another tool's predictions",
     "ebmeval arena RUN_A RUN_B --role judge=local": "needs long-form runs (tests/arena)",
+    "ebmeval reproduce mrag --model openai-compatible:gpt-4o@http://127.0.0.1:8000/v1 --model "
+    "openai-compatible:gpt-3.5-turbo@http://127.0.0.1:8001/v1 --condition liveqa --condition medicationqa "
+    "--condition healthsearchqa --role judge=openai-compatible:judge@http://127.0.0.1:8002/v1 "
+    "--preset-arg min_matches=80 --limit 50": "needs two long-form models and a judge (tests/reproduce/test_mrag.py)",
     "ebmeval factuality validate --run RUN_ID": "needs a factuality run (tests/factuality)",
     "ebmeval synthesis table RUN_A RUN_B": "needs synthesis runs (tests/synthesis)",
     "ebmeval corpus ingest pubmed.xml.gz --out corpus/ && ebmeval index build corpus/ --out index/": "no PubMed file",

@@ -41,6 +41,9 @@ class Reproduction:
         store: Path of the run store.
         rows: Model spec → the paper's row it reproduces (the preset's, overridden by the user's).
         options: The user's ``--preset-arg`` values (table builders read those marked ``tables``).
+        roles: The user's role models (``--role judge=SPEC``: ``{"judge": {"model": SPEC, "args": {…}}}``),
+            for table builders that judge the runs themselves (an arena).
+        seed: The user's ``--seed``, for a table builder's own random choices.
     """
 
     preset: Preset
@@ -49,6 +52,8 @@ class Reproduction:
     store: str
     rows: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, dict[str, Any]] = field(default_factory=dict)
+    seed: int | None = None
     _summaries: dict[tuple[str, str, str | None], RunSummary] = field(default_factory=dict, repr=False)
 
     def summary(self, condition: str, model: str, *, by: str | None = None) -> RunSummary | None:
@@ -166,4 +171,6 @@ def reproduce(
         store=str(given.get("store", DEFAULT_STORE)),
         rows={**preset.rows, **(rows or {})},
         options=given_options,
+        roles={name: dict(role) for name, role in (roles or {}).items()},
+        seed=given.get("seed"),
     )

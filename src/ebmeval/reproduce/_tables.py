@@ -81,6 +81,8 @@ class Entry:
         measures: What each of our cells reads, by header (a header without one stays empty).
         published: The paper's value by header.
         setting: The condition the row shows, where a model has several rows (a ``setting`` column).
+        traced: Values the table builder computed itself (an arena's ratings), by header; they
+            take the place of a measure's.
     """
 
     model: str | None
@@ -88,6 +90,7 @@ class Entry:
     measures: Sequence[Measure]
     published: Mapping[str, float] = field(default_factory=dict)
     setting: str | None = None
+    traced: Mapping[str, CellTrace] = field(default_factory=dict)
 
 
 def comparison(
@@ -148,8 +151,8 @@ def comparison_table(
         for header in headers:
             paper = entry.published.get(header)
             measure = by_header.get(header)
-            trace = None
-            if entry.model is not None and measure is not None:
+            trace = entry.traced.get(header)
+            if trace is None and entry.model is not None and measure is not None:
                 trace = _trace(reproduction, entry.model, entry.row or entry.model, measure, paper)
             if trace is not None:
                 cells.append(trace)

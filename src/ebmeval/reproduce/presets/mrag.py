@@ -9,8 +9,13 @@ combined corpus). Published values are Table 1's and Table 2's as printed.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from ..._util.errors import ConfigError, UsageError
 from ...reproduce import (
+    CellTrace,
     Condition,
+    ConditionRun,
     Entry,
     Measure,
     Preset,
@@ -20,6 +25,9 @@ from ...reproduce import (
     comparison_table,
     register_preset,
 )
+
+if TYPE_CHECKING:
+    from ...arena import ArenaResult
 
 PAPER = (
     "MRAG: a benchmark and toolkit for retrieval-augmented generation in medicine "
@@ -85,6 +93,12 @@ TABLE_2 = {
     "GPT-3.5 (gpt-3.5-turbo)": {"w/o. RAG": (811.7, 873.4, 1345.8, 773.5), "w. RAG": (985.5, 864.6, 895.6, 976.0)},
 }
 """Table 2: Elo (initial 1000, K = 40) on usefulness, readability, knowledge, reasoning, as printed."""
+TABLE_2_AXES = ("Usefulness", "Readability", "Knowledge", "Reasoning")
+AXES = ("usefulness", "readability", "knowledge", "reasoning")
+"""Table 2's columns → the arena's axes."""
+ELO_K = 40.0
+MIN_MATCHES = 80
+"""MRAG's sampled arena: each pair of systems meets until it has 80 matches on every axis."""
 
 SETTINGS = (("w/o. RAG", ""), ("w. RAG", "-rag"))
 """Table rows → the suffix of their conditions."""
@@ -142,38 +156,158 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     return table
 
 
+def _lfqa_systems(reproduction: Reproduction) -> dict[tuple[str, str], list[ConditionRun]]:
+    """(model, setting) → its runs of the LFQA sets every such system ran (the arena's pooled systems)."""
+    found: dict[tuple[str, str], dict[str, ConditionRun]] = {}
+    for model in reproduction.models:
+        for setting, suffix in SETTINGS:
+            runs = {t: reproduction.runs.get((f"{_short(t)}{suffix}", model)) for t in LFQA}
+            ran = {t: run for t, run in runs.items() if run is not None}
+            if ran:
+                found[(model, setting)] = ran
+    shared = [t for t in LFQA if all(t in ran for ran in found.values())]
+    return {key: [ran[t] for t in shared] for key, ran in found.items() if shared}
+
+
+def _target(reproduction: Reproduction) -> int:
+    """The per-pair target of the sampled arena (``--preset-arg min_matches``, MRAG's 80 by default)."""
+    value = str(reproduction.options.get("min_matches", MIN_MATCHES)).strip()
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError("--preset-arg min_matches", f"must be a whole number of at least 1, not {value!r}")
+    return int(value)
+
+
+def _arena(
+    reproduction: Reproduction, systems: dict[tuple[str, str], list[ConditionRun]], judge: dict[str, Any], target: int
+) -> ArenaResult | str:
+    """One arena over every system (MRAG rates its four systems together): sampled pairs, K = 40.
+
+    An arena that cannot rate the systems (no answer parsed in every run, no verdict read) gives
+    the reason instead.
+    """
+    from ...arena import run_arena
+    from ...models import ResponseCache, get_model
+
+    model = get_model(str(judge["model"]), cache=ResponseCache(), **judge.get("args", {}))
+    groups = [",".join(run.run_id for run in runs) for runs in systems.values()]
+    seed = reproduction.seed or 0
+    try:
+        return run_arena(reproduction.store, groups, judge=model, k=ELO_K, seed=seed, min_matches=target)
+    except UsageError as exc:
+        return f"the arena could not rate the systems: {exc}"
+
+
+def _elo_cells(
+    row: str, runs: list[ConditionRun], result: ArenaResult, published: dict[str, float]
+) -> dict[str, CellTrace]:
+    """Our Elo per axis for the system of ``runs``, traced to the arena and the runs."""
+    system = "+".join(sorted(run.run_id for run in runs))
+    cells: dict[str, CellTrace] = {}
+    for header, axis in zip(TABLE_2_AXES, AXES, strict=True):
+        found = result.axes[axis]
+        value, paper = found.elo.value[system], published.get(header)
+        cells[header] = CellTrace(
+            row=row,
+            column=header,
+            value=value,
+            published=paper,
+            difference=None if paper is None else value - paper,
+            model=runs[0].model,
+            condition=",".join(run.condition for run in runs),
+            run_id=system,
+            score_set=result.arena_id,
+            scorer="arena",
+            metric=f"elo/{axis}",
+            group=None,
+            n=sum(found.record[system]),
+            missing=0,
+        )
+    return cells
+
+
 def table_2(reproduction: Reproduction) -> TracedTable:
-    """Table 2 (LFQA Elo), published values; ours come from `ebmeval arena` over the pooled LFQA runs."""
-    axes = ("Usefulness", "Readability", "Knowledge", "Reasoning")
-    entries = [
-        Entry(None, f"{row} ({setting})", (), dict(zip(axes, values, strict=True)))
+    """Table 2 (LFQA Elo): ours from one arena over each model's pooled LFQA runs w/o. and w. RAG.
+
+    Runs ``ebmeval arena`` (:func:`ebmeval.arena.run_arena`) with the ``--role judge`` model;
+    judgements are stored under the arena id, so printing again judges nothing twice. Without a
+    judge, or with fewer than two systems (model × setting) that ran LFQA, the published values
+    only, with a note of what is missing.
+    """
+    target = _target(reproduction)
+    systems = _lfqa_systems(reproduction)
+    judge = reproduction.roles.get("judge")
+    missing = _missing(systems, judge)
+    result: ArenaResult | None = None
+    if not missing and judge is not None:
+        found = _arena(reproduction, systems, judge, target)
+        result, missing = (found, "") if not isinstance(found, str) else (None, found)
+    entries = _rated_entries(reproduction, systems, result) if result is not None else []
+    shown = {e.row for e in entries}
+    entries += [
+        Entry(None, f"{row} ({setting})", (), dict(zip(TABLE_2_AXES, values, strict=True)))
         for row, settings in TABLE_2.items()
         for setting, values in settings.items()
+        if f"{row} ({setting})" not in shown
     ]
-    table = comparison_table(reproduction, "LFQA arena, Elo", list(axes), entries, source="Table 2", decimals=1)
-    table.table.notes.append(
-        "ours: run --condition liveqa --condition medicationqa --condition healthsearchqa (and their -rag "
-        "conditions), then `ebmeval arena RUN,RUN,RUN RUN,RUN,RUN … --role judge=SPEC --min-matches 80 --k 40`"
-    )
+    table = comparison_table(reproduction, "LFQA arena, Elo", list(TABLE_2_AXES), entries, source="Table 2", decimals=1)
+    table.table.notes.append(_arena_note(result) if result is not None else f"ours: {missing}")
     return table
+
+
+def _rated_entries(
+    reproduction: Reproduction, systems: dict[tuple[str, str], list[ConditionRun]], result: ArenaResult
+) -> list[Entry]:
+    """One row per system rated: the model, beside the paper's row it reproduces under the same setting."""
+    entries: list[Entry] = []
+    for (model, setting), runs in systems.items():
+        row = reproduction.row(model, TABLE_2)
+        published = dict(zip(TABLE_2_AXES, TABLE_2[row][setting], strict=True)) if row else {}
+        label = f"{row} ({setting})" if row else ""
+        traced = _elo_cells(label or model, runs, result, published)
+        entries.append(Entry(model, label, (), published, setting=setting, traced=traced))
+    return entries
+
+
+def _missing(systems: dict[tuple[str, str], list[ConditionRun]], judge: dict[str, Any] | None) -> str:
+    """What the arena lacks (``""`` when it can run)."""
+    if len(systems) < 2:
+        return (
+            "the arena needs the LFQA runs of at least two systems (model × setting): run two models with "
+            "--condition liveqa --condition medicationqa --condition healthsearchqa (and their -rag conditions)"
+        )
+    if judge is None:
+        return "give the arena's judge with --role judge=SPEC"
+    return ""
+
+
+def _arena_note(result: ArenaResult) -> str:
+    """The arena behind our values: id, judge, design and its shortfalls."""
+    least = min((n for axis in result.axes for n in result.pair_matches(axis).values()), default=0)
+    failed = f"; {len(result.errors)} judgements failed" if result.errors else ""
+    return (
+        f"ours: arena {result.arena_id} judged by {result.judge} (Elo from 1000, K = {ELO_K:g}; seeded random "
+        f"questions per pair until {result.min_matches} matches on every axis, fewest reached: {least}{failed}); "
+        f"each cell's run id is its system's pooled runs"
+    )
 
 
 register_preset(
     Preset(
         name="mrag",
-        version="1",
+        version="2",
         paper=PAPER,
         covers=(
             "Table 1, MCQA cohort (MMLU-Med, MedQA, MedMCQA, PubMedQA, BioASQ) w/o. and w. RAG",
             "Table 1, IE cohort (DDI, ChemProt micro-F1) w/o. and w. RAG",
-            "Table 2's LFQA runs (LiveQA, MedicationQA, HealthSearchQA) w/o. and w. RAG, when named",
+            "Table 2, LFQA Elo: the LFQA runs (LiveQA, MedicationQA, HealthSearchQA) w/o. and w. RAG, when "
+            "named, pooled per model and setting into one sampled arena judged by --role judge=SPEC",
         ),
         limits=(
             "the retrieval index is the user's (--preset-arg retrieval=INDEX): MRAG's BGE-base index over its "
             "combined corpus is not shipped",
             "CMeIE (IE) and the link-prediction sets ADInt and DRKG are not shipped",
-            "Table 2's Elo values come from `ebmeval arena` with a judge; the preset prints the published "
-            "values and the runs to pool",
+            "Table 2's Elo values need a judge of yours (--role judge=SPEC; MRAG's is GPT-4) and the LFQA runs "
+            "of two models or settings; without them the preset prints the published values",
             "the text the project holds prints Table 1's MCQA columns only: IE and LP per-task values are missing",
         ),
         conditions=_conditions(),
@@ -182,7 +316,11 @@ register_preset(
             "retrieval": PresetOption(
                 "the folder of your retrieval index, from ebmeval index build: the -rag conditions answer over it",
                 required=True,
-            )
+            ),
+            "min_matches": PresetOption(
+                f"Table 2's per-pair target: matches of each pair of systems on every axis (default {MIN_MATCHES})",
+                tables=True,
+            ),
         },
     )
 )
