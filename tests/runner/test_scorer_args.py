@@ -81,8 +81,9 @@ def test_a_role_the_task_defaults_is_played_by_that_model_and_said_so(tmp_path) 
     from ebmeval.tasks import create_task
 
     task = create_task("synthesis", source="ms2", workflow="negated-rag", text_metrics=False)
-    assert task.role_defaults == {"negator": "local"}  # the same negator for every model under evaluation
-    task.role_defaults = {"negator": "scripted:NEGATED"}
+    # the same negator for every model under evaluation; its model checks the negations
+    assert task.role_defaults == {"negator": "local", "negation_checker": "role:negator"}
+    task.role_defaults = {"negator": "scripted:NEGATED", "negation_checker": "role:negator"}
     config = RunConfig(task="synthesis", model="scripted:Score: 3", store=str(tmp_path / "r.sqlite"), cache=False)
     result = run(config, task=task)
     assert result.progress.errors == 0
@@ -93,3 +94,9 @@ def test_a_role_the_task_defaults_is_played_by_that_model_and_said_so(tmp_path) 
     assert any(n.startswith("role negator: played by the task's default model (scripted/NEGATED)") for n in notes)
     assert any(n.startswith("role judge: played by the model under evaluation") for n in notes)
     assert {r["negator"] for r in generation.metadata["negations"]} == {"scripted/NEGATED"}
+    assert any(
+        n.startswith("role negation_checker: played by the task's default model (scripted/NEGATED)") for n in notes
+    )
+    # the checker's reply "NEGATED" is neither yes nor no: every negation used, counted unchecked
+    checks = generation.metadata["negation_checks"]
+    assert checks["inverted"] == 0 and checks["unchecked"] == len(generation.metadata["negations"]) > 0

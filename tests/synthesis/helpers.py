@@ -37,6 +37,8 @@ def reply_by_prompt(evaluate: Sequence[str] = ("Score: 5\nFeedback: fine",)) -> 
             return "Yes, moderately."
         if "rate how complete" in prompt:
             return verdicts.pop(0) if len(verdicts) > 1 else verdicts[0]
+        if "Does the rewritten abstract invert" in prompt:
+            return "Yes"
         if "Rewrite the following study abstract" in prompt:
             return "NEGATED: " + prompt.rsplit("Abstract:\n", 1)[1]
         if "how well can this conclusion be reached" in prompt:
@@ -56,7 +58,7 @@ def scripted(evaluate: Sequence[str] = ("Score: 5\nFeedback: fine",), name: str 
 
 def context(api: ScriptedModel, memo: MemoryMemo | None = None, **roles: ScriptedModel) -> SampleContext:
     model = Model(api)
-    models = {"model": model, "evaluator": model, "negator": model, "judge": model}
+    models = {"model": model, "evaluator": model, "negator": model, "negation_checker": model, "judge": model}
     models.update({role: Model(other) for role, other in roles.items()})
     return SampleContext(models, memo)
 

@@ -333,7 +333,7 @@ def synthesis(
     if workflow == "parametric-cot":
         roles.append("evaluator")
     if workflow == "negated-rag":
-        roles.append("negator")
+        roles += ["negator", "negation_checker"]
     return Task(
         name="synthesis",
         dataset=samples,
@@ -342,7 +342,9 @@ def synthesis(
         version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}" + _index_version(retrieval),
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
-        role_defaults={"negator": DEFAULT_NEGATOR} if workflow == "negated-rag" else {},
+        role_defaults={"negator": DEFAULT_NEGATOR, "negation_checker": "role:negator"}
+        if workflow == "negated-rag"
+        else {},
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )

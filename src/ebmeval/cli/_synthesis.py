@@ -134,6 +134,27 @@ def negations(
     typer.echo(f"{count} negations from {source} written to {out}")
 
 
+@synthesis_app.command("redo-negations")
+def redo_negations(
+    negation_store: Annotated[
+        str | None, typer.Option(help="Negation store (default: negations.sqlite beside the response cache).")
+    ] = None,
+    unchecked: Annotated[
+        bool, typer.Option("--unchecked", help="Also redo negations whose check reply was neither yes nor no.")
+    ] = False,
+) -> None:
+    """Mark the negations the negation check found not inverted to be made again by the next run or resume."""
+    from ..synthesis import NegationStore, default_negation_path
+
+    source = _existing(negation_store or default_negation_path(), "negation store")
+    store = NegationStore(source)
+    try:
+        count = store.redo(unchecked=unchecked)
+    finally:
+        store.close()
+    typer.echo(f"{count} negations in {source} marked to be made again; resume or re-run to make them")
+
+
 @synthesis_app.command("feasibility")
 def feasibility(
     run_id: Annotated[str, typer.Argument(help="A run of the feasibility workflow.")],

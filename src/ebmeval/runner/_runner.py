@@ -82,7 +82,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
     The run's own settings (``--max-tokens``, ``--seed`` …) apply to every model; the task's
     generation defaults only to the model under evaluation (its thinking-model defaults when
     the model thinks, ``reasoning=true``). A role without a model of its own is played by the
-    task's default for it (``Task.role_defaults``), else by the model under evaluation.
+    task's default for it (``Task.role_defaults``; ``role:<other>``: the model of that earlier
+    role), else by the model under evaluation.
     """
     cache = ResponseCache() if config.cache else None
     defaults = task.generate_config.merge(config.generate)
@@ -97,6 +98,8 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
         default = task.role_defaults.get(role)
         if chosen is not None:
             models[role] = get_model(chosen.model, config=config.generate, cache=cache, **chosen.args)
+        elif default is not None and default.startswith("role:"):
+            models[role] = models[default.removeprefix("role:")]
         elif default is not None:
             models[role] = get_model(default, config=config.generate, cache=cache)
         else:
@@ -117,12 +120,20 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
 
 
 def default_roles(config: RunConfig, task: Task) -> list[str]:
-    """A note for each role of ``task`` that the config gives no model, so the model under evaluation plays it."""
-    return [
-        f"role '{role}' is played by the model under evaluation ({config.model}); give --role {role}=SPEC for another"
-        for role in task.roles
-        if role not in config.roles
-    ]
+    """A note for each role of ``task`` that the config gives no model, saying which model plays it."""
+    notes = []
+    for role in task.roles:
+        if role in config.roles:
+            continue
+        default = task.role_defaults.get(role)
+        if default is None:
+            player = f"the model under evaluation ({config.model})"
+        elif default.startswith("role:"):
+            player = f"the model of role '{default.removeprefix('role:')}'"
+        else:
+            player = f"the task's default model ({default})"
+        notes.append(f"role '{role}' is played by {player}; give --role {role}=SPEC for another")
+    return notes
 
 
 def served_models(models: dict[str, Model]) -> tuple[dict[str, dict[str, Any]], list[str]]:

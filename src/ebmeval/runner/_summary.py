@@ -261,7 +261,12 @@ def _default_roles(run: RunRecord) -> list[str]:
     models = run.provenance.get("models") or {}
     notes = []
     for role in sorted(set(models) - given - {"model"}):
-        if models[role] == models.get("model"):
+        shared = [other for other in sorted(given) if models.get(other) == models[role]]
+        if shared:
+            notes.append(
+                f"role {role}: played by the model of role {shared[0]}; choose another with --role {role}=SPEC"
+            )
+        elif models[role] == models.get("model"):
             notes.append(
                 f"role {role}: played by the model under evaluation ({run.model}); "
                 f"choose another with --role {role}=SPEC"

@@ -8,10 +8,20 @@ negated evidence, in any run or store, so that models are compared on identical 
 only in the response cache, because that cache is keyed by the full request and cannot be
 listed or exported by abstract. Each use is also recorded as a ``negation/<id>`` step of the
 sample, so ``ebmeval show`` displays the text the model saw.
+
+Each negation is checked once, by the model playing ``negation_checker`` (by default the
+negator's model): asked whether the rewrite inverts the original's findings, it answers
+yes or no. The verdict (``inverted``, ``not inverted`` or ``unchecked`` when the reply was
+neither) is stored with the negation. A negation judged ``not inverted`` is never used as
+evidence: the sample fails with :class:`NegationCheckError`, until ``ebmeval synthesis
+negations redo`` marks it to be made again (sampled, so the rewrite differs) and the run is
+resumed. An unchecked negation is used, and counted in the sample's metadata.
 """
 
 from __future__ import annotations
 
+import re
+import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -20,12 +30,12 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from .._util import sqlite
-from .._util.errors import DataError
+from .._util.errors import DataError, EbmevalError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig, default_cache_dir
 from ..prompts import PromptTemplate
 from ..tasks import Call, Document, SampleContext, is_refusal, read_jsonl
-from ._prompts import NEGATE
+from ._prompts import NEGATE, NEGATION_CHECK
 
 _WHAT = "negation store"
 
@@ -40,14 +50,50 @@ NEGATE_CALL = Call(
 refused rewrite is an error, never stored."""
 
 
-def negation_config(abstract_tokens: int) -> GenerateConfig:
+CHECK_CALL = Call(
+    "synthesis/negation-check",
+    "verdict",
+    temperature=0.0,
+    max_tokens=4,
+    prefix=True,
+    about="asks whether a negation inverts the findings of its abstract; reply Yes or No",
+)
+"""The negation check: greedy, a one-word reply read by its first word."""
+
+INVERTED, NOT_INVERTED, UNCHECKED, REDO = "inverted", "not inverted", "unchecked", "redo"
+"""The verdicts stored with a negation (``redo``: marked by ``ebmeval synthesis negations redo``)."""
+
+REDO_TEMPERATURE = 0.7
+"""The temperature of a negation made again: greedy decoding would repeat the failed rewrite."""
+
+_ANSWER = re.compile(r"^\W*(yes|no)\b", re.IGNORECASE)
+
+
+class NegationCheckError(EbmevalError):
+    """A stored negation was judged not to invert the findings of its abstract."""
+
+
+def negation_config(abstract_tokens: int, attempt: int = 0) -> GenerateConfig:
     """The settings of a negation call.
 
     Greedy, so one (abstract, model, prompt) has one negation, with room for twice the
     abstract's ``abstract_tokens`` plus 64, since the rewrite is about as long as the original
     (a thinking negator gets room for its trace on top, see :class:`~ebmeval.tasks.Call`).
+    A negation made again after a failed check (``attempt`` ≥ 1) is sampled at
+    :data:`REDO_TEMPERATURE` with seed ``attempt``, so it differs from the failed one.
     """
-    return GenerateConfig(temperature=0.0, max_tokens=2 * abstract_tokens + 64)
+    budget = 2 * abstract_tokens + 64
+    if attempt:
+        return GenerateConfig(temperature=REDO_TEMPERATURE, seed=attempt, max_tokens=budget)
+    return GenerateConfig(temperature=0.0, max_tokens=budget)
+
+
+def parse_check(text: str) -> str:
+    """The verdict of a check reply: ``inverted`` (yes), ``not inverted`` (no), else ``unchecked``."""
+    found = _ANSWER.match(text.strip())
+    if found is None:
+        return UNCHECKED
+    return INVERTED if found.group(1).lower() == "yes" else NOT_INVERTED
 
 
 class Negation(BaseModel):
@@ -66,6 +112,10 @@ class Negation(BaseModel):
     abstract: str
     negated: str
     created_at: str
+    verdict: str | None = None
+    """The negation check: ``inverted``, ``not inverted``, ``unchecked``, ``redo``; ``None`` before it ran."""
+    attempt: int = 0
+    """How many times ``ebmeval synthesis negations redo`` asked for this negation again."""
 
 
 def default_negation_path() -> Path:
@@ -85,8 +135,10 @@ class NegationStore:
                 "CREATE TABLE IF NOT EXISTS negations ("
                 " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
                 " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
-                " created_at TEXT NOT NULL, PRIMARY KEY (abstract_hash, negator_key, prompt))"
+                " created_at TEXT NOT NULL, verdict TEXT, attempt INTEGER NOT NULL DEFAULT 0,"
+                " PRIMARY KEY (abstract_hash, negator_key, prompt))"
             )
+            _add_columns(self._db)
 
     def get(self, abstract: str, negator_key: str, prompt: str) -> Negation | None:
         """The stored negation of ``abstract`` by that model and prompt."""
@@ -102,7 +154,7 @@ class NegationStore:
         verb = "REPLACE" if replace else "IGNORE"
         with self._lock, sqlite.translate(self.path, _WHAT, "INTO negations"):
             self._db.execute(
-                f"INSERT OR {verb} INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                f"INSERT OR {verb} INTO negations ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     negation.abstract_hash,
                     negation.negator,
@@ -112,8 +164,32 @@ class NegationStore:
                     negation.abstract,
                     negation.negated,
                     negation.created_at,
+                    negation.verdict,
+                    negation.attempt,
                 ),
             )
+
+    def set_verdict(self, negation: Negation, verdict: str) -> None:
+        """Store the check's ``verdict`` on ``negation``."""
+        with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE negations"):
+            self._db.execute(
+                "UPDATE negations SET verdict = ? WHERE abstract_hash = ? AND negator_key = ? AND prompt = ?",
+                (verdict, negation.abstract_hash, negation.negator_key, negation.prompt),
+            )
+
+    def redo(self, *, unchecked: bool = False) -> int:
+        """Mark the negations judged ``not inverted`` (and ``unchecked`` ones, if asked) to be made again.
+
+        The next run that needs one makes it again, sampled (see :func:`negation_config`), and
+        checks it. Returns how many were marked.
+        """
+        verdicts = (NOT_INVERTED, UNCHECKED) if unchecked else (NOT_INVERTED,)
+        with self._lock, sqlite.translate(self.path, _WHAT, "UPDATE negations"):
+            marks = ",".join("?" * len(verdicts))
+            marked = self._db.execute(
+                f"UPDATE negations SET verdict = ?, attempt = attempt + 1 WHERE verdict IN ({marks})", (REDO, *verdicts)
+            ).rowcount
+        return int(marked)
 
     def __iter__(self) -> Iterator[Negation]:
         with self._lock, sqlite.translate(self.path, _WHAT, "FROM negations"):
@@ -140,10 +216,19 @@ class NegationStore:
             self._db.close()
 
 
-_COLUMNS = "abstract_hash, negator, negator_key, prompt, document_id, abstract, negated, created_at"
+_COLUMNS = "abstract_hash, negator, negator_key, prompt, document_id, abstract, negated, created_at, verdict, attempt"
 
 
-def _negation(row: Sequence[str]) -> Negation:
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Give a store made before negation checks its ``verdict`` and ``attempt`` columns."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(negations)")}
+    if "verdict" not in present:
+        db.execute("ALTER TABLE negations ADD COLUMN verdict TEXT")
+    if "attempt" not in present:
+        db.execute("ALTER TABLE negations ADD COLUMN attempt INTEGER NOT NULL DEFAULT 0")
+
+
+def _negation(row: Sequence[object]) -> Negation:
     return Negation(**dict(zip([c.strip() for c in _COLUMNS.split(",")], row, strict=True)))
 
 
@@ -162,6 +247,7 @@ async def negate_documents(
     store: NegationStore,
     *,
     role: str = "negator",
+    checker: str = "negation_checker",
     prompt: PromptTemplate = NEGATE,
 ) -> tuple[list[Document], list[dict[str, object]]]:
     """``documents`` with their findings inverted by the model playing ``role``, asked with ``prompt``.
@@ -169,22 +255,29 @@ async def negate_documents(
     A negation already in ``store`` (same abstract, model and prompt) is reused without a
     model call; otherwise it is generated under step ``negate/<id>`` as :data:`NEGATE_CALL`
     and stored (a reply cut off or refused is an error, and nothing is stored; one stored empty
-    or as a refusal by an older release is made again). Every document's negation is recorded
-    as step ``negation/<id>``. Returns the negated documents and one record per document
-    (``id``, ``cached``, ``negator``, ``prompt``).
+    or as a refusal by an older release, or marked ``redo``, is made again). A negation not yet
+    checked is checked by the model playing ``checker`` (the ``role`` model when the context has
+    none) under step ``negation-check/<id>`` as :data:`CHECK_CALL`, and the verdict stored.
+    Every document's negation is recorded as step ``negation/<id>``. Returns the negated
+    documents and one record per document (``id``, ``cached``, ``negator``, ``prompt``, ``check``).
+
+    Raises:
+        NegationCheckError: A negation was judged not to invert its abstract's findings.
     """
     model = ctx.model(role)
     negator_key = stable_hash(model.api.describe(), 16)
+    checker = checker if checker in ctx.models else role
     negated, records = [], []
     for document in documents:
         found = store.get(document.text, negator_key, prompt.id)
-        degenerate = found is not None and (not found.negated.strip() or is_refusal(found.negated))
-        cached = found is not None and not degenerate
-        if found is None or degenerate:
+        stale = found is not None and (not found.negated.strip() or is_refusal(found.negated) or found.verdict == REDO)
+        cached = found is not None and not stale
+        if found is None or stale:
+            attempt = found.attempt if found is not None else 0
             output = await ctx.generate(
                 f"negate/{document.id}",
                 prompt.render(abstract=document.text),
-                negation_config(await model.acount_tokens(document.text)),
+                negation_config(await model.acount_tokens(document.text), attempt),
                 role=role,
                 call=NEGATE_CALL,
             )
@@ -197,17 +290,56 @@ async def negate_documents(
                 abstract=document.text,
                 negated=output.text.strip(),
                 created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                attempt=attempt,
             )
-            store.put(found, replace=degenerate)
+            store.put(found, replace=stale)
             # a concurrent sample may have stored the same abstract first: use the stored text
             found = store.get(document.text, negator_key, prompt.id) or found
+        if found.verdict is None:
+            found = found.model_copy(update={"verdict": await check_negation(ctx, document.id, found, checker)})
+            store.set_verdict(found, str(found.verdict))
+        if found.verdict == NOT_INVERTED:
+            raise NegationCheckError(
+                f"the negation of document {document.id} by {found.negator} ({found.prompt}) does not invert its "
+                "findings, says the negation check; `ebmeval synthesis negations redo` has it made again on resume"
+            )
         seen = ctx.record(
             f"negation/{document.id}",
-            {"negated": found.negated, "negator": found.negator, "prompt": found.prompt, "cached": cached},
+            {
+                "negated": found.negated,
+                "negator": found.negator,
+                "prompt": found.prompt,
+                "cached": cached,
+                "check": found.verdict,
+            },
         )
         negated.append(document.model_copy(update={"text": str(seen["negated"])}))
-        records.append({"id": document.id, "cached": cached, "negator": found.negator, "prompt": found.prompt})
+        records.append(
+            {
+                "id": document.id,
+                "cached": cached,
+                "negator": found.negator,
+                "prompt": found.prompt,
+                "check": seen.get("check", UNCHECKED),
+            }
+        )
     return negated, records
+
+
+async def check_negation(ctx: SampleContext, document_id: str, negation: Negation, role: str) -> str:
+    """Whether the model playing ``role`` judges ``negation`` to invert its abstract (:func:`parse_check`)."""
+    output = await ctx.generate(
+        f"negation-check/{document_id}",
+        NEGATION_CHECK.render(abstract=negation.abstract, negated=negation.negated),
+        role=role,
+        call=CHECK_CALL,
+    )
+    return parse_check(output.text)
+
+
+def check_counts(records: Sequence[dict[str, object]]) -> dict[str, int]:
+    """How many of a sample's negation ``records`` the check found inverted, and left unchecked."""
+    return {verdict: sum(r["check"] == verdict for r in records) for verdict in (INVERTED, UNCHECKED)}
 
 
 def read_negations(path: str | Path) -> list[Negation]:

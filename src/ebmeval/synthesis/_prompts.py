@@ -100,6 +100,14 @@ NEGATE = _add(
     "Reply with the rewritten abstract only.\n\nAbstract:\n{abstract}",
     "negated-rag: the prompt that inverts the findings of one abstract.",
 )
+NEGATION_CHECK = _add(
+    "negation-check",
+    1,
+    "Original abstract:\n{abstract}\n\nRewritten abstract:\n{negated}\n\nDoes the rewritten abstract invert the "
+    "findings of the original (beneficial effects become harmful or absent, significant differences become "
+    "non-significant, increases become decreases)? Answer with one word: Yes or No.",
+    "negated-rag: whether a negation inverts the findings of its abstract (role negation_checker).",
+)
 FEASIBILITY = _add(
     "feasibility",
     1,

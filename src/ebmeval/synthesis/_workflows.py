@@ -36,7 +36,7 @@ from ._evidence import (
     parse_questions,
     parse_score,
 )
-from ._negation import NEGATE_CALL, NegationStore, negate_documents
+from ._negation import CHECK_CALL, NEGATE_CALL, NegationStore, check_counts, negate_documents
 from ._prompts import EBMEVAL, PromptSet
 
 if TYPE_CHECKING:
@@ -279,7 +279,7 @@ class NegatedRAG:
         self._path = None if isinstance(negations, NegationStore) else negations
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
-        self.calls = (("negator", NEGATE_CALL), *overflow_calls(overflow))
+        self.calls = (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL), *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
 
     @property
@@ -299,6 +299,7 @@ class NegatedRAG:
             metadata={
                 "overflow": record,
                 "negations": records,
+                "negation_checks": check_counts(records),
                 "negation_store": str(self.negations.path),
                 "prompts": [self.prompts.synthesise.id, records[0]["prompt"]],
             },

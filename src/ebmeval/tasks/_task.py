@@ -128,7 +128,8 @@ class Task:
     """Model roles beyond ``model`` that the workflow or scorers need (e.g. ``judge``)."""
     role_defaults: dict[str, str] = field(default_factory=dict)
     """Role → model spec playing it when the run names none (else the model under evaluation plays it):
-    a role whose output must be the same for every model compared, such as the negator."""
+    a role whose output must be the same for every model compared, such as the negator; ``role:<other>``
+    names the model of a role listed before it (the negation checker defaults to the negator's model)."""
     content_args: frozenset[str] = frozenset()
     """Arguments identified by their content, which ``version`` holds (a retrieval index by its
     identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
