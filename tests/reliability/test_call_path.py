@@ -17,6 +17,7 @@ import pytest
 from ebmeval._util.errors import ModelError, UsageError
 from ebmeval.models import Model
 from ebmeval.models.providers.openai_compatible import OpenAICompatibleModel
+from tests.helpers.openai_server import without_preflight
 
 from ._support import EBMEVAL, load_delay_server
 from .test_faults import ebmeval_run
@@ -40,17 +41,17 @@ async def test_the_run_temperature_is_sent_to_the_feasibility_rater_and_keys_the
     async with AdversarialServer("honest") as server:
         code, default, err = await ebmeval_run(_synthesis(server.url, store, "feasibility"), tmp_path)
         assert code == 0 and default is not None, err
-        assert {b["temperature"] for b in _rates(server)} == {0.7}
-        sent = len(server.bodies)
-        args = _synthesis(server.url, store, "feasibility", "--temperature", "0.5")
+        assert {b["temperature"] for b in _rates(server)} == {0.5}  # MedMeta's rating temperature
+        sent = len(without_preflight(server.bodies))
+        args = _synthesis(server.url, store, "feasibility", "--temperature", "0.9")
         code, warmer, err = await ebmeval_run(args, tmp_path)
     assert code == 0 and warmer is not None, err
     assert warmer["run_id"] != default["run_id"]
-    assert {b["temperature"] for b in _rates(server)[3:]} == {0.5}  # sent, not served from the 0.7 cache
-    assert len(server.bodies) - sent == 3 and warmer["invocation"]["cache_hits"] == 0
+    assert {b["temperature"] for b in _rates(server)[3:]} == {0.9}  # sent, not served from the 0.5 cache
+    assert len(without_preflight(server.bodies)) - sent == 3 and warmer["invocation"]["cache_hits"] == 0
     with sqlite3.connect(store) as db:
         rows = db.execute("SELECT payload FROM steps WHERE run_id = ? AND step LIKE 'rate/%'", (warmer["run_id"],))
-        assert {json.loads(p)["settings"]["temperature"] for (p,) in rows} == {0.5}  # recorded as sent
+        assert {json.loads(p)["settings"]["temperature"] for (p,) in rows} == {0.9}  # recorded as sent
 
 
 async def test_an_evaluator_role_is_sent_its_declared_settings(tmp_path: Path) -> None:

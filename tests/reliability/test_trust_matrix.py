@@ -25,7 +25,8 @@ import pytest
 
 from ebmeval import arun
 from ebmeval.runner import RunConfig
-from ebmeval.tasks import task_registry
+from ebmeval.runner._config import RoleConfig
+from ebmeval.tasks import create_task, task_registry
 
 from ._support import load_delay_server, write_questions
 
@@ -153,11 +154,15 @@ async def _run(row: str, mode: str, tmp: Path, server: AdversarialServer) -> Cel
     if mode in ("vllm", "llama.cpp"):
         model_args["context_length"] = 1200  # small enough that long inputs are fitted with the server's counts
     store = tmp / f"{mode}.sqlite"
+    spec = f"openai-compatible:m@{server.url}/v1"
+    # every role (a negator the task would default to the bundled model, say) is played by the server under test
+    roles = {role: RoleConfig(model=spec, args=model_args) for role in create_task(task, **args).roles}
     config = RunConfig(
         task=task,
         task_args=args,
-        model=f"openai-compatible:m@{server.url}/v1",
+        model=spec,
         model_args=model_args,
+        roles=roles,
         limit=2,
         concurrency=2,
         store=str(store),

@@ -104,12 +104,12 @@ async def test_a_thinking_reranker_gets_room_and_a_cut_off_relevance_is_an_error
 
 async def test_the_run_temperature_reaches_the_feasibility_rater_and_the_evaluator_sends_its_settings() -> None:
     api = ScriptedModel(reply_by_prompt())
-    ctx = SampleContext({"model": Model(api)}, run_settings=GenerateConfig(temperature=0.5))
+    ctx = SampleContext({"model": Model(api)}, run_settings=GenerateConfig(temperature=0.9))
     await Feasibility(runs=2)(SAMPLE, ctx)
-    assert [config.temperature for _m, config in api.requests] == [0.5, 0.5]
+    assert [config.temperature for _m, config in api.requests] == [0.9, 0.9]
     default = ScriptedModel(reply_by_prompt())
     await Feasibility(runs=1)(SAMPLE, SampleContext({"model": Model(default)}))
-    assert default.requests[0][1].temperature == 0.7
+    assert default.requests[0][1].temperature == 0.5  # MedMeta's rating temperature
     evaluator = ScriptedModel(reply_by_prompt())
     models = {"model": Model(ScriptedModel(reply_by_prompt())), "evaluator": Model(evaluator)}
     await ParametricCoT(max_iterations=1)(SAMPLE, SampleContext(models))
