@@ -80,3 +80,18 @@ def test_a_usable_server_gets_one_pre_flight_request_then_the_samples(tmp_path: 
     prompts = [body["messages"][-1]["content"] for body in chats]
     assert prompts[0] == "Reply with OK." and chats[0]["max_tokens"] == 1
     assert len(prompts) == 4  # pre-flight + 3 samples; the finished run resumes without a request
+
+
+def test_a_server_error_on_the_pre_flight_request_is_sent_once_and_left_to_the_samples(tmp_path: Path) -> None:
+    """Before: the pre-flight request waited out every retry's backoff (about a minute) before the samples ran."""
+
+    def reply(body: dict[str, Any], _headers: Any) -> tuple[int, dict[str, Any]]:
+        if body["messages"][-1]["content"] == "Reply with OK.":
+            return 500, {"error": {"message": "this server answers questions only"}}
+        return completion("Answer: yes")
+
+    with chat_server(reply) as (url, received):
+        result = run(tmp_path, f"openai-compatible:m@{url}", "--limit", "2", "--no-cache")
+    assert result.returncode == 0, result.stderr
+    prompts = [r["body"]["messages"][-1]["content"] for r in received if r["path"].endswith("/chat/completions")]
+    assert prompts.count("Reply with OK.") == 1 and len(prompts) == 3

@@ -360,10 +360,11 @@ class OpenAICompatibleModel(ModelAPI):
         """One chat request of one token before any sample, so a run never starts against a server it cannot use.
 
         An unreachable server, a model it does not serve and a refused API key (HTTP 401/403) raise
-        :class:`EndpointError`; any other failure is left for the samples to meet and record.
+        :class:`EndpointError`; any other failure is left for the samples to meet and record, so
+        the request is sent once, never waiting out the retries' backoff.
         """
         try:
-            await self.generate([user(PREFLIGHT_PROMPT)], GenerateConfig(max_tokens=1, temperature=0.0))
+            await self._chat([user(PREFLIGHT_PROMPT)], GenerateConfig(max_tokens=1, temperature=0.0), attempts=1)
         except ModelUnavailableError as exc:
             raise EndpointError(f"pre-flight request failed: {exc}") from None
         except ModelError as exc:
@@ -487,6 +488,10 @@ class OpenAICompatibleModel(ModelAPI):
             ModelUnavailableError: The server cannot be reached, or does not serve this model.
             ModelError: The server refused the request, or every attempt failed.
         """
+        return await self._chat(messages, config, attempts=self.retry.max_retries + 1)
+
+    async def _chat(self, messages: Sequence[ChatMessage], config: GenerateConfig, *, attempts: int) -> ModelOutput:
+        """One chat completion in at most ``attempts`` attempts (see :meth:`generate`)."""
         session, slots = await self._http()
         request = chat_request(
             messages,
@@ -498,7 +503,6 @@ class OpenAICompatibleModel(ModelAPI):
         data = json.dumps({"model": self.model, **request, **self.body}).encode()
         seconds = config.timeout or self.timeout
         timeout = aiohttp.ClientTimeout(total=seconds, connect=min(seconds, _CONNECT_TIMEOUT))
-        attempts = self.retry.max_retries + 1
         cause = ""
         for attempt in range(1, attempts + 1):
             retry_after: float | None = None
