@@ -14,6 +14,7 @@ from ebmeval._util.errors import ConfigError
 from ebmeval.models import GenerateConfig, user
 from ebmeval.models.providers.openai_compatible import chat_request, openai_compatible
 from tests.helpers.cli import ebmeval
+from tests.helpers.openai_server import without_preflight
 
 MRAG = GenerateConfig(temperature=0.7, top_p=0.8, repetition_penalty=1.05)
 
@@ -77,7 +78,7 @@ def test_cli_sends_top_p_and_repetition_penalty_to_a_loopback_server(server: str
     decoding = ["--temperature", "0.7", "--top-p", "0.8", "--repetition-penalty", "1.05"]
     done = ebmeval(*common, "--model", f"openai-compatible:m@{server}", *decoding, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    (body,) = [b for b in _Recorder.bodies if "messages" in b]
+    (body,) = without_preflight([b for b in _Recorder.bodies if "messages" in b])
     assert body["top_p"] == 0.8 and body["repetition_penalty"] == 1.05 and body["temperature"] == 0.7
     refused = ebmeval(
         *common,
@@ -89,7 +90,7 @@ def test_cli_sends_top_p_and_repetition_penalty_to_a_loopback_server(server: str
         cwd=tmp_path,
     )
     assert refused.returncode == 2 and "repetition_penalty" in refused.stderr and "Traceback" not in refused.stderr
-    assert len([b for b in _Recorder.bodies if "messages" in b]) == 1  # refused before any request
+    assert len(without_preflight([b for b in _Recorder.bodies if "messages" in b])) == 1  # refused before any request
 
 
 def test_yaml_config_sets_both(server: str, tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_yaml_config_sets_both(server: str, tmp_path: Path) -> None:
     )
     done = ebmeval("run", "run.yaml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    (body,) = [b for b in _Recorder.bodies if "messages" in b]
+    (body,) = without_preflight([b for b in _Recorder.bodies if "messages" in b])
     assert body["top_p"] == 0.8 and body["repetition_penalty"] == 1.05
 
 
