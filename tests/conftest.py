@@ -39,7 +39,6 @@ def _isolated_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch:
 
 
 KNOWN_FAILURES = (
-    "tests/benchmarks/test_caremedeval_prompts.py::test_the_english_prompt_set_is_figure_1",
     "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[example/evidence-quiz]",
     "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[factuality/m3-conclusions]",
     "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[factuality/summaries]",

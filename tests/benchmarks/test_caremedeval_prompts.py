@@ -45,7 +45,7 @@ def test_show_prompt_renders_the_french_prompt_set(tmp_path: Path) -> None:
 
 def test_the_english_prompt_set_is_figure_1(tmp_path: Path) -> None:
     shown = _prompt(tmp_path, "--task-arg", "prompt_set=paper", "--task-arg", "context=none")
-    assert shown == (
+    assert shown.partition("=== model calls ===")[0] == (
         f"=== direct ===\n[user]\n{FIGURE_1}\n\nQuestion:\nWhat is the main limitation of this study?\n\nAnswers:\n"
         "A. The 2:1 randomization\nB. The choice of the primary outcome\nC. The number of subjects included\n"
         "D. The quantity of antibodies contained in the plasma\nE. The conducting of the study in Argentina\n\n"
