@@ -377,17 +377,7 @@ class ChainOfThoughtRefine(ChainOfThought):
     """
 
     name = "cot-refine"
-    templates: tuple[PromptTemplate, ...] = (
-        QUESTION,
-        CONTEXT,
-        DOCUMENT,
-        OPTIONS,
-        FORMAT_SINGLE,
-        FORMAT_MULTI,
-        FORMAT_OPEN,
-        COT,
-        REFINE,
-    )
+    templates: tuple[PromptTemplate, ...] = (*ChainOfThought.templates, REFINE)
     strict_templates = (*ChainOfThought.strict_templates, REFINE_STRICT)
     worded_by_sets = False
 
