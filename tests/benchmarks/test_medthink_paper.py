@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from ebmeval.benchmarks.medthink_reasoning import AnswerAccuracy, gold_letter, options_of
+from ebmeval.benchmarks.medthink_reasoning import AnswerAccuracy, gold_letter, load_medthink_reasoning, options_of
 from ebmeval.cli._app import app
 from ebmeval.report import collect
+from ebmeval.scorers.text import Bleurt
 from ebmeval.store import RunStore
 from ebmeval.tasks import Generation, ParsedAnswer, Sample
+from tests.helpers.bleurt import write_checkpoint
 from tests.helpers.cli import ebmeval
 from tests.helpers.openai_server import openai_server, without_preflight
 
@@ -143,15 +146,62 @@ def test_sweep_command_prints_one_row_per_judge_and_prompt(tmp_path: Path) -> No
     assert table.splitlines()[0].startswith("| strategy | judge | prompt | mean [95% CI]")
 
 
-def test_bleurt_from_a_checkpoint_is_refused_by_name_and_never_substituted(tmp_path: Path) -> None:
-    checkpoint = tmp_path / "BLEURT-20"
-    checkpoint.mkdir()
+def test_bleurt_from_a_checkpoint_scores_the_rationale_against_the_expert_steps(tmp_path: Path) -> None:
+    checkpoint = write_checkpoint(tmp_path / "BLEURT-tiny")
+    reply = "The patient has a fever and cough.\nFinal answer: A"
+    base = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    base += ["--model", f"scripted:{reply}", "--limit", "2", "--no-shuffle", "--store", str(tmp_path / "r.sqlite")]
+    result = CliRunner().invoke(app, [*base, "--task-arg", f"bleurt={checkpoint}", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
+    metrics = {(m["scorer"], m["metric"]): m["value"] for m in summary["metrics"] if m.get("group") is None}
+    samples = load_medthink_reasoning()[:2]
+    expected = Bleurt(checkpoint).score(
+        [" ".join(s.metadata["scoring_points"]) for s in samples], [reply.split("\n")[0]] * 2
+    )
+    assert metrics[("text/bleurt", "bleurt")] == pytest.approx(sum(expected) / 2)
+
+    # The same checkpoint under another path is the same run and score set, all reused.
+    copy = tmp_path / "elsewhere" / "copy"
+    shutil.copytree(checkpoint, copy)
+    again = CliRunner().invoke(app, [*base, "--task-arg", f"bleurt={copy}/", "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.stdout[again.stdout.index("{") :])["run_id"] == summary["run_id"]
+    store = RunStore(tmp_path / "r.sqlite", read_only=True)
+    sets = [s for s in store.score_sets(summary["run_id"]) if s.spec["name"] == "text/bleurt"]
+    store.close()
+    assert len(sets) == 1 and sets[0].spec["args"]["checkpoint"] == Bleurt(checkpoint).checkpoint.identity
+
+
+def test_bleurt_rescores_a_stored_run_as_the_task_option_does(tmp_path: Path) -> None:
+    checkpoint = write_checkpoint(tmp_path / "BLEURT-tiny")
+    reply = "Fever and cough point to an infection.\nFinal answer: A"
+    store = ["--store", str(tmp_path / "r.sqlite")]
+    args = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--task-arg", "text_metrics=false"]
+    done = CliRunner().invoke(
+        app, [*args, "--model", f"scripted:{reply}", "--limit", "2", "--no-shuffle", *store, "--json"]
+    )
+    run_id = json.loads(done.stdout[done.stdout.index("{") :])["run_id"]
+    texts = ["prediction=metadata:rationale", "reference=metadata:scoring_points", f"checkpoint={checkpoint}"]
+    options = [value for text in texts for value in ("--scorer-arg", text)]
+    rescored = CliRunner().invoke(app, ["rescore", run_id, "--scorer", "text/bleurt", *options, *store, "--json"])
+    assert rescored.exit_code == 0, rescored.output
+    db = RunStore(tmp_path / "r.sqlite", read_only=True)
+    (bleurt_set,) = db.score_sets_of(run_id, "text/bleurt")
+    values = [score.values["bleurt"] for _, _, _, score in db.scores(run_id, bleurt_set.id)]
+    db.close()
+    samples = load_medthink_reasoning()[:2]
+    steps = [" ".join(s.metadata["scoring_points"]) for s in samples]
+    assert sorted(values) == pytest.approx(sorted(Bleurt(checkpoint).score(steps, [reply.split("\n")[0]] * 2)))
+
+
+def test_bleurt_that_cannot_be_computed_is_refused_and_never_substituted(tmp_path: Path) -> None:
     base = ["run", "--task", "medthink/reasoning", "--task-arg", "judges=false", "--model", "scripted:Final answer: A"]
     store = ["--limit", "1", "--store", str(tmp_path / "r.sqlite")]
-    result = ebmeval(*base, *store, "--task-arg", f"bleurt={checkpoint}", cwd=tmp_path)
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert f"BLEURT from {checkpoint} is not available" in result.stderr
-    assert "bleurt-pytorch" in result.stderr and "no other metric is substituted" in result.stderr
-    assert not (tmp_path / "r.sqlite").exists()  # nothing ran under another metric's name
     missing = ebmeval(*base, *store, "--task-arg", f"bleurt={tmp_path / 'nowhere'}", cwd=tmp_path)
-    assert missing.returncode == 2 and "no BLEURT checkpoint at" in missing.stderr
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert f"field 'bleurt': no BLEURT checkpoint at {tmp_path / 'nowhere'}" in missing.stderr
+    other = write_checkpoint(tmp_path / "bert", model_type="bert")
+    wrong = ebmeval(*base, *store, "--task-arg", f"bleurt={other}", cwd=tmp_path)
+    assert wrong.returncode == 2 and "model_type is 'bert', not 'bleurt'" in wrong.stderr
+    assert not (tmp_path / "r.sqlite").exists()  # nothing ran under another metric's name

@@ -11,7 +11,6 @@ Data card: ``docs/tasks/medthink_reasoning.md``.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from .._util.errors import ConfigError
@@ -19,7 +18,15 @@ from ..models import ChatMessage, GenerateConfig, strip_reasoning, user
 from ..prompts import PromptTemplate, templates
 from ..scorers import parse_choices
 from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
-from ..scorers.text import bertscore_scorer, bleu_scorer, meteor_scorer, require_metrics, rouge_l
+from ..scorers.text import (
+    BleurtSimilarity,
+    bertscore_scorer,
+    bleu_scorer,
+    load_bleurt,
+    meteor_scorer,
+    require_metrics,
+    rouge_l,
+)
 from ..tasks import (
     Generation,
     ParsedAnswer,
@@ -48,6 +55,9 @@ templates.register(ZERO_SHOT_COT.name)(ZERO_SHOT_COT)
 
 MAX_TOKENS = 1024
 """Reply budget of the reasoning call."""
+
+TEXT_SOURCE: dict[str, Any] = {"prediction": "metadata:rationale", "reference": "metadata:scoring_points"}
+"""What the text metrics compare: the rationale, against the expert steps joined into one text."""
 
 _ANSWER_LINE = re.compile(
     r"^[\s>#*_]*(?:(?:final\s+)?answer[\s*_]*[:：]|(?:the\s+)?(?:final\s+|correct\s+)?answer\s+is\b[\s*_]*:?)[\s*_]*(.*)$",
@@ -217,14 +227,15 @@ def medthink_reasoning(
         prompts: ``ebmeval`` (greedy judges with short replies, ``max_tokens`` for the answer) or
             ``medthink-paper`` (the paper's settings: judges at temperature 0.1 with 4,096 tokens
             and seed 42; the model under test at temperature 0 with 4,096 tokens and seed 42).
-        bleurt: Path of a BLEURT checkpoint, the paper's fifth text metric. Refused
-            (:func:`refuse_bleurt`): ebmeval has no BLEURT implementation, and no other metric
-            stands in for it.
+        bleurt: Directory of a BLEURT checkpoint (PyTorch layout, e.g. BLEURT-20-D12), the
+            paper's fifth text metric: adds ``text/bleurt`` (value ``bleurt``) of the rationale
+            against the joined expert steps, identified by the checkpoint's content. A path that
+            is not such a checkpoint, or a missing ``bleurt`` extra, is refused; no other metric
+            stands in for it. Independent of ``text_metrics``.
     """
-    if bleurt is not None:
-        refuse_bleurt(bleurt)
     if prompts not in SETTINGS:
         raise ConfigError("prompts", f"must be one of {', '.join(SETTINGS)}; not {prompts!r}")
+    bleurt_metric = None if bleurt is None else BleurtSimilarity(load_bleurt(bleurt, "bleurt"), **TEXT_SOURCE)
     paper = prompts == "medthink-paper"
     scorers: list[Scorer] = [AnswerAccuracy()]
     if text_metrics:
@@ -232,8 +243,14 @@ def medthink_reasoning(
     if judges:
         scorers += _judges(paper)
     if text_metrics:
-        source: dict[str, Any] = {"prediction": "metadata:rationale", "reference": "metadata:scoring_points"}
-        scorers += [rouge_l(**source), bleu_scorer(**source), meteor_scorer(**source), bertscore_scorer(**source)]
+        scorers += [
+            rouge_l(**TEXT_SOURCE),
+            bleu_scorer(**TEXT_SOURCE),
+            meteor_scorer(**TEXT_SOURCE),
+            bertscore_scorer(**TEXT_SOURCE),
+        ]
+    if bleurt_metric is not None:
+        scorers.append(bleurt_metric)
     workflow = ZeroShotReasoning(max_tokens)
     return Task(
         name="medthink/reasoning",
@@ -241,7 +258,8 @@ def medthink_reasoning(
         workflow=workflow,
         scorers=scorers,
         parser=parse_final_answer,
-        version=f"1-{ZERO_SHOT_COT.id}",
+        version=f"1-{ZERO_SHOT_COT.id}" + ("" if bleurt_metric is None else f"-bleurt-{bleurt_metric.checkpoint}"),
+        content_args=frozenset({"bleurt"} if bleurt is not None else ()),
         generate_config=PAPER_MODEL if paper else workflow.generate_config,
         roles=("judge",) if judges else (),
         metadata={
@@ -250,23 +268,6 @@ def medthink_reasoning(
             "card": "docs/tasks/medthink_reasoning.md",
             "settings": prompts,
         },
-    )
-
-
-def refuse_bleurt(checkpoint: str) -> None:
-    """Refuse BLEURT from ``checkpoint`` with what it needs; never substitute another metric.
-
-    A BLEURT checkpoint is scored by its own regression head (the ``bleurt`` TensorFlow package,
-    or the PyTorch port ``bleurt-pytorch``'s ``BleurtForSequenceClassification``); neither is a
-    dependency of ebmeval, so no score under the name BLEURT is computed.
-    """
-    if not Path(checkpoint).exists():
-        raise ConfigError("bleurt", f"no BLEURT checkpoint at {checkpoint}")
-    raise ConfigError(
-        "bleurt",
-        f"BLEURT from {checkpoint} is not available: ebmeval has no BLEURT implementation (it needs the "
-        "'bleurt' TensorFlow package or 'bleurt-pytorch' to load the checkpoint's regression head); "
-        "no other metric is substituted",
     )
 
 

@@ -159,8 +159,9 @@ register_preset(
         limits=(
             "the paper's figures print few values: the other published cells are empty",
             "expert scores are not public, so the expert column and its correlations are not reproduced",
-            "BLEURT is not computed (no BLEURT implementation; bleurt=PATH is refused), and BERTScore runs on "
-            "all-MiniLM-L6-v2 (text metrics are off here)",
+            "the text metrics are off here, BLEURT included: medthink/reasoning computes BLEURT only from a "
+            "checkpoint you give (--task-arg bleurt=PATH; checked against the bleurt-pytorch port, not against "
+            "published BLEURT-20 values), and its BERTScore runs on all-MiniLM-L6-v2",
             "Fig. 5a-b needs the judges you bring (--preset-arg judges=...); Fig. 5c (cost) is in ebmeval report",
             "the judge is the model given with --role judge=SPEC (the paper: GPT-4o-mini)",
         ),

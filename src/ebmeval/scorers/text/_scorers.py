@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..._util.errors import ConfigError, DataError
 from ...tasks import Generation, Sample, SampleContext, Score, scorer
+from ._bleurt import Bleurt, load_bleurt
 from ._metrics import BERTSCORE_ENCODER, BERTSCORE_LAYER, bertscore, bleu, meteor, rouge
 
 METADATA = "metadata:"
@@ -139,3 +140,31 @@ def bertscore_scorer(
         return dict(zip(keys, (result.precision[0], result.recall[0], result.f1[0]), strict=True))
 
     return TextSimilarity("text/bertscore", keys, compute, prediction=prediction, reference=reference)
+
+
+class BleurtSimilarity(TextSimilarity):
+    """BLEURT of the prediction against the reference, from one checkpoint (:class:`Bleurt`).
+
+    ``checkpoint`` is the checkpoint's content identity (a hash of its config, weights and
+    tokenizer), so the same checkpoint under another path gives the same score set.
+    """
+
+    def __init__(self, model: Bleurt, *, prediction: str = "output", reference: str = "target") -> None:
+        super().__init__(
+            "text/bleurt",
+            ("bleurt",),
+            lambda p, r: {"bleurt": model.score([r], [p])[0]},
+            prediction=prediction,
+            reference=reference,
+        )
+        self.checkpoint = model.checkpoint.identity
+
+
+@scorer("text/bleurt")
+def bleurt_scorer(checkpoint: str, prediction: str = "output", reference: str = "target") -> BleurtSimilarity:
+    """BLEURT (:class:`Bleurt`) from the checkpoint directory ``checkpoint``, value ``bleurt``.
+
+    Refused (``ConfigError`` on ``checkpoint``, or ``MissingDependencyError``) when the directory is not a
+    BLEURT checkpoint or the ``bleurt`` extra is missing; no other metric is ever computed in its place.
+    """
+    return BleurtSimilarity(load_bleurt(checkpoint), prediction=prediction, reference=reference)
