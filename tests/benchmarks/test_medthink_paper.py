@@ -170,7 +170,7 @@ def test_bleurt_from_a_checkpoint_scores_the_rationale_against_the_expert_steps(
     store = RunStore(tmp_path / "r.sqlite", read_only=True)
     sets = [s for s in store.score_sets(summary["run_id"]) if s.spec["name"] == "text/bleurt"]
     store.close()
-    assert len(sets) == 1 and sets[0].spec["args"]["checkpoint"] == Bleurt(checkpoint).checkpoint.identity
+    assert len(sets) == 1 and sets[0].spec["args"]["identity"] == Bleurt(checkpoint).checkpoint.identity
 
 
 def test_bleurt_rescores_a_stored_run_as_the_task_option_does(tmp_path: Path) -> None:

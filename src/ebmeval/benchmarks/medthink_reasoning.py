@@ -258,7 +258,7 @@ def medthink_reasoning(
         workflow=workflow,
         scorers=scorers,
         parser=parse_final_answer,
-        version=f"1-{ZERO_SHOT_COT.id}" + ("" if bleurt_metric is None else f"-bleurt-{bleurt_metric.checkpoint}"),
+        version=f"1-{ZERO_SHOT_COT.id}" + ("" if bleurt_metric is None else f"-bleurt-{bleurt_metric.identity}"),
         content_args=frozenset({"bleurt"} if bleurt is not None else ()),
         generate_config=PAPER_MODEL if paper else workflow.generate_config,
         roles=("judge",) if judges else (),

@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from ebmeval._util.errors import ConfigError, MissingDependencyError
-from ebmeval.scorers.text import Bleurt, bleurt_scorer, open_bleurt_checkpoint
+from ebmeval.scorers.text import Bleurt, BleurtSimilarity, bleurt_scorer, open_bleurt_checkpoint
 from ebmeval.scorers.text import _bleurt as bleurt_module
-from ebmeval.tasks import Generation, ParsedAnswer, Sample, scorer_spec
+from ebmeval.tasks import Generation, ParsedAnswer, Sample, create_task, scorer_spec, with_scorer_args
 from tests.helpers.bleurt import WORDS, write_checkpoint
 
 torch = pytest.importorskip("torch")
@@ -155,7 +155,15 @@ def test_identity_is_the_content_not_the_path(tmp_path: Path) -> None:
     spec = scorer_spec(bleurt_scorer(str(first)), {})
     assert spec == scorer_spec(bleurt_scorer(f"{copy}/"), {})
     assert spec != scorer_spec(bleurt_scorer(str(other)), {})
-    assert spec["name"] == "text/bleurt" and spec["args"]["checkpoint"] == identity
+    assert spec["name"] == "text/bleurt" and spec["args"]["identity"] == identity and "checkpoint" not in spec["args"]
+
+
+def test_scorer_options_rebuild_it_on_the_same_checkpoint(tmp_path: Path) -> None:
+    root = write_checkpoint(tmp_path / "ckpt")
+    task = create_task("medthink/reasoning", judges=False, text_metrics=False, bleurt=str(root))
+    rebuilt = with_scorer_args(task, {"text/bleurt": {"reference": "target"}}).scorers[-1]
+    assert isinstance(rebuilt, BleurtSimilarity) and rebuilt.reference == "target"
+    assert rebuilt.identity == open_bleurt_checkpoint(root).identity and rebuilt.checkpoint == root
 
 
 async def test_scorer_compares_the_prediction_with_the_reference(tmp_path: Path) -> None:

@@ -145,8 +145,10 @@ def bertscore_scorer(
 class BleurtSimilarity(TextSimilarity):
     """BLEURT of the prediction against the reference, from one checkpoint (:class:`Bleurt`).
 
-    ``checkpoint`` is the checkpoint's content identity (a hash of its config, weights and
-    tokenizer), so the same checkpoint under another path gives the same score set.
+    ``identity`` is the checkpoint's content identity (a hash of its config, weights and
+    tokenizer) and is what the score set's spec records; ``checkpoint`` is the directory, a
+    ``Path`` and so not a setting of the spec, kept so that the scorer can be rebuilt with other
+    options. The same checkpoint under another path gives the same score set.
     """
 
     def __init__(self, model: Bleurt, *, prediction: str = "output", reference: str = "target") -> None:
@@ -157,14 +159,15 @@ class BleurtSimilarity(TextSimilarity):
             prediction=prediction,
             reference=reference,
         )
-        self.checkpoint = model.checkpoint.identity
+        self.checkpoint = model.checkpoint.path
+        self.identity = model.checkpoint.identity
 
 
 @scorer("text/bleurt")
-def bleurt_scorer(checkpoint: str, prediction: str = "output", reference: str = "target") -> BleurtSimilarity:
+def bleurt_scorer(checkpoint: str | Path, prediction: str = "output", reference: str = "target") -> BleurtSimilarity:
     """BLEURT (:class:`Bleurt`) from the checkpoint directory ``checkpoint``, value ``bleurt``.
 
     Refused (``ConfigError`` on ``checkpoint``, or ``MissingDependencyError``) when the directory is not a
     BLEURT checkpoint or the ``bleurt`` extra is missing; no other metric is ever computed in its place.
     """
-    return BleurtSimilarity(load_bleurt(checkpoint), prediction=prediction, reference=reference)
+    return BleurtSimilarity(load_bleurt(str(checkpoint)), prediction=prediction, reference=reference)
