@@ -26,7 +26,7 @@ from ._importers import HumanLabels, SummaryPair, pairs_from_run, read_pairs
 
 if TYPE_CHECKING:
     from ._main_annotator import MainAgreement
-from ._schema import (
+from ..judges import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
     DIRECTIONS,
