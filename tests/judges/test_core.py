@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ebmeval.factuality._judge import parse_reply, yes_no
 from ebmeval.judges import NO_WORDS, YES_WORDS, ask, json_in_text, read_verdict
+from ebmeval.judges._factuality import parse_reply, yes_no
 from ebmeval.models import GenerateConfig, Model, ModelOutput
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.rag.rerank._llm import relevance

@@ -4,8 +4,8 @@ import pytest
 
 from ebmeval._util.errors import ConfigError, UsageError
 from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.prompts import RUBRIC_RETRY_SCHEMA
 from ebmeval.synthesis import RubricJudge, RubricPanel, parse_questions, parse_score, water_fill
-from ebmeval.synthesis._prompts import RUBRIC_RETRY_SCHEMA
 from ebmeval.tasks import Generation, ParsedAnswer
 
 from .helpers import SAMPLE, context, scripted

@@ -1,5 +1,7 @@
 """Long-form QA arena: pairwise judging of stored runs, Elo and Bradley–Terry ratings, bias checks."""
 
+from ..judges import AXES, PAIRWISE, STRICT, parse_pairwise, render_pairwise
+from ..judges import PairwiseVerdict as Verdict
 from ._arena import (
     JUDGE_MAX_TOKENS,
     ArenaResult,
@@ -11,7 +13,6 @@ from ._arena import (
     run_arena,
     sampled_pairs,
 )
-from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise
 
 __all__ = [
     "AXES",

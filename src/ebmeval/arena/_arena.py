@@ -34,14 +34,13 @@ import numpy as np
 
 from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
-from ..judges import ask
+from ..judges import AXES, PAIRWISE, STRICT, PairwiseVerdict, ask, parse_pairwise, render_pairwise, verdict_form
 from ..models import GenerateConfig, Model
 from ..runner import Failure, attempt, run_all
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
 from ..tasks import Sample, SampleContext
-from ._judge import AXES, PAIRWISE, STRICT, Verdict, parse_pairwise, render_pairwise, verdict_form
 
 JUDGE_MAX_TOKENS = 96
 """Reply budget of one pairwise judgement (one short line per axis)."""
@@ -289,7 +288,7 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def _to_systems(verdicts: dict[str, Verdict] | None, first_is_a: bool) -> dict[str, str] | None:
+def _to_systems(verdicts: dict[str, PairwiseVerdict] | None, first_is_a: bool) -> dict[str, str] | None:
     if verdicts is None:
         return None
     mapping = {"A": "a", "B": "b"} if first_is_a else {"A": "b", "B": "a"}
@@ -436,7 +435,7 @@ async def _judge_pair(
     ctx = SampleContext({"judge": judge}, store.arena_memo(arena_id, f"{sample.id}|{run_a}|{run_b}"))
     strict = STRICT.render(form=verdict_form(axes))
 
-    def parse(text: str) -> dict[str, Verdict] | None:
+    def parse(text: str) -> dict[str, PairwiseVerdict] | None:
         return parse_pairwise(text, axes)
 
     ab = await ask(ctx, "arena/ab", render_pairwise(sample.input, text_a, text_b, axes), parse, strict, config=config)

@@ -156,14 +156,12 @@ def _workflows() -> list[dict[str, Any]]:
 
 def _templates() -> list[dict[str, Any]]:
     """Every prompt template of the workflows and the judges: id and what it is for."""
-    from .. import synthesis  # noqa: F401  (registers the synthesis templates, ebmeval's and the paper's)
-    from ..scorers.judges import judge_templates
-    from ..workflows import templates
+    from .. import judges, synthesis  # noqa: F401  (register the judges' and the synthesis templates)
+    from ..prompts import JUDGE_TEMPLATES, list_templates
 
     return [
-        {"template": registry.get(name).id, "family": family, "about": registry.get(name).description}
-        for family, registry in (("workflow", templates), ("judge", judge_templates))
-        for name in registry
+        {"template": t.id, "family": "judge" if t.name in JUDGE_TEMPLATES else "workflow", "about": t.description}
+        for t in list_templates()
     ]
 
 

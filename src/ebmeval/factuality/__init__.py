@@ -3,6 +3,28 @@
 See ``docs/factuality.md``.
 """
 
+from ..judges import (
+    BINARY_CATEGORIES,
+    DERIVED_CATEGORIES,
+    DIRECTIONS,
+    LABEL_CATEGORIES,
+    MODALITIES,
+    ClaimLabel,
+    Direction,
+    FactualityJudge,
+    FactualityLabels,
+    Modality,
+    Scheme,
+    closest_statement,
+    direction_agrees,
+    factuality_judge,
+    jaccard,
+    label_claim,
+    normalize_direction,
+    normalize_modality,
+    parse_reply,
+)
+from ..judges import FactualityVerdict as Verdict
 from ._analysis import (
     Agreement,
     Assessment,
@@ -35,32 +57,8 @@ from ._importers import (
     read_pairs,
     read_targets,
 )
-from ._judge import (
-    ClaimLabel,
-    FactualityJudge,
-    Scheme,
-    Verdict,
-    closest_statement,
-    factuality_judge,
-    jaccard,
-    label_claim,
-    parse_reply,
-)
 from ._main_annotator import OVERALL_OF, TABLE1_CATEGORIES, MainAgreement, main_annotator_agreement
 from ._plot import FIGURE3_CATEGORIES, rouge_plot
-from ._schema import (
-    BINARY_CATEGORIES,
-    DERIVED_CATEGORIES,
-    DIRECTIONS,
-    LABEL_CATEGORIES,
-    MODALITIES,
-    Direction,
-    FactualityLabels,
-    Modality,
-    direction_agrees,
-    normalize_direction,
-    normalize_modality,
-)
 from ._tables import accuracy_table, agreement_table, confusion_table, main_agreement_table
 
 __all__ = [

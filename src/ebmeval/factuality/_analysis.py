@@ -26,7 +26,7 @@ from ._importers import HumanLabels, SummaryPair, pairs_from_run, read_pairs
 
 if TYPE_CHECKING:
     from ._main_annotator import MainAgreement
-from ._schema import (
+from ..judges import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
     DIRECTIONS,
@@ -67,6 +67,23 @@ def _flag(value: float | None) -> bool | None:
     return None if value is None else bool(value >= 0.5)
 
 
+_SIDES = ("target", "generated")
+
+
+def _assessment(
+    pair: SummaryPair, labels: FactualityLabels, target: Mapping[str, Any], generated: Mapping[str, Any]
+) -> Assessment:
+    """An assessment with each side's ``direction`` and ``modality`` normalised."""
+    return Assessment(
+        pair=pair,
+        labels=labels,
+        target_direction=normalize_direction(target.get("direction")),
+        target_modality=normalize_modality(target.get("modality")),
+        generated_direction=normalize_direction(generated.get("direction")),
+        generated_modality=normalize_modality(generated.get("modality")),
+    )
+
+
 def assessments_from_run(store_path: str | Path, run_id: str, scorer: str = "judge/factuality") -> list[Assessment]:
     """The judge's assessments stored in a run (epoch 0), in generation order.
 
@@ -88,16 +105,7 @@ def assessments_from_run(store_path: str | Path, run_id: str, scorer: str = "jud
         labels = FactualityLabels(**{name: _flag(score.values.get(name)) for name in BINARY_CATEGORIES})
         target = score.metadata.get("target", {})
         generated = score.metadata.get("generated", {})
-        out.append(
-            Assessment(
-                pair=pair,
-                labels=labels,
-                target_direction=normalize_direction(target.get("direction")),
-                target_modality=normalize_modality(target.get("modality")),
-                generated_direction=normalize_direction(generated.get("direction")),
-                generated_modality=normalize_modality(generated.get("modality")),
-            )
-        )
+        out.append(_assessment(pair, labels, target, generated))
     return out
 
 
@@ -541,14 +549,8 @@ def human_assessments(
         if labels is None:
             continue
         extra = human.labels.get(annotator, {}).get(pair.review_id, {})
-        out.append(
-            Assessment(
-                pair=pair,
-                labels=labels,
-                target_direction=normalize_direction(extra.get("target_direction")),
-                target_modality=normalize_modality(extra.get("target_modality")),
-                generated_direction=normalize_direction(extra.get("generated_direction")),
-                generated_modality=normalize_modality(extra.get("generated_modality")),
-            )
+        target_labels, generated_labels = (
+            {k: extra.get(f"{side}_{k}") for k in ("direction", "modality")} for side in _SIDES
         )
+        out.append(_assessment(pair, labels, target_labels, generated_labels))
     return out

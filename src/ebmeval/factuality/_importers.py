@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from .._util.errors import DataError
-from ..tasks import read_jsonl
-from ._schema import (
+from ..judges import (
     BINARY_CATEGORIES,
     LABEL_CATEGORIES,
     FactualityLabels,
@@ -34,6 +33,7 @@ from ._schema import (
     normalize_direction,
     normalize_modality,
 )
+from ..tasks import read_jsonl
 
 MSLR_TAGS: Final[tuple[str, ...]] = ("s", "background", "pop", "int", "out")
 """Markup of the MSLR files, removed from every text read (opening and closing tags)."""

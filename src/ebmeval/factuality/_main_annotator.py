@@ -16,8 +16,8 @@ from typing import Final
 import numpy as np
 
 from .._util.errors import UsageError
+from ..judges import FactualityLabels
 from ._analysis import agreement
-from ._schema import FactualityLabels
 
 TABLE1_CATEGORIES: Final[tuple[str, ...]] = (
     "pico",

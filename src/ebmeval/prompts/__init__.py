@@ -1,5 +1,25 @@
-"""Named, versioned prompt templates, below the workflows and scorers that use them."""
+"""Named, versioned prompt templates, below the workflows and judges that use them.
 
+One registry, :data:`templates`, holds every built-in template.
+"""
+
+from ._judges import (
+    EBMEVAL_RUBRIC,
+    JUDGE_TEMPLATES,
+    MEDMETA_RUBRIC,
+    PROMPT_VARIANTS,
+    RUBRIC_RETRY_SCHEMA,
+    RUBRICS,
+    STEP_PROMPTS,
+    STEPS_SINGLE,
+    STEPS_WITHOUT_REFERENCE,
+    STRICT_COUNTS,
+    STRICT_VERDICT,
+    STRICT_VERDICTS,
+    Rubric,
+    add_judge_template,
+    rubric_wording,
+)
 from ._qa import (
     CONTEXT,
     COT,
@@ -23,6 +43,21 @@ from ._sets import CAREMEDEVAL_EN, CAREMEDEVAL_FR, DEFAULT, PromptSet, add_promp
 from ._template import PromptTemplate, add_template, list_templates, templates
 
 __all__ = [
+    "EBMEVAL_RUBRIC",
+    "JUDGE_TEMPLATES",
+    "MEDMETA_RUBRIC",
+    "PROMPT_VARIANTS",
+    "RUBRICS",
+    "RUBRIC_RETRY_SCHEMA",
+    "Rubric",
+    "STEPS_SINGLE",
+    "STEPS_WITHOUT_REFERENCE",
+    "STEP_PROMPTS",
+    "STRICT_COUNTS",
+    "STRICT_VERDICT",
+    "STRICT_VERDICTS",
+    "add_judge_template",
+    "rubric_wording",
     "CAREMEDEVAL_EN",
     "CAREMEDEVAL_FR",
     "CONTEXT",

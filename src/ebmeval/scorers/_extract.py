@@ -102,7 +102,6 @@ so is a letter followed by the text of another option (``letter-text-conflict``)
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import re
@@ -110,6 +109,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..judges import json_literal, json_values
 from ..models import split_reasoning, strip_reasoning
 from ..tasks import AnswerParser, ParsedAnswer, Sample
 from ._strict import AnswerFormat, parse_strict
@@ -284,7 +284,7 @@ class _Reader:
     def span(self, text: str) -> Result:
         """Read ``text`` (a statement's rest of line, a JSON value, a line) completely."""
         stripped = text.strip()
-        if stripped.startswith("[") and (array := _literal(stripped)) is not None:
+        if stripped.startswith("[") and (array := json_literal(stripped)) is not None:
             return self.value(array)
         listed = self.letter_list(text)
         if listed is not None:
@@ -368,7 +368,7 @@ class _Reader:
         """One line of a block: a list ("- A", "C. its text", "Sure! A, C"), an array, or option texts."""
         read = self.letter_list(line, line_mode=True)
         if read is None and line.strip().startswith("["):
-            array = _literal(line.strip())
+            array = json_literal(line.strip())
             read = self.value(array) if isinstance(array, list) else None
         if read is None and (boundary := _LAST_SENTENCE.search(line)) is not None:
             read = self.letter_list(line[boundary.end() :], line_mode=True)
@@ -503,7 +503,6 @@ _NOT_ANSWER_WORDS = {
     "thinking", "reasoning", "explanation", "rationale", "justification", "explication", "analysis",
     "confidence", "step", "steps", "text", "raisonnement", "why", "evidence",
 }  # fmt: skip
-_DECODER = json.JSONDecoder(strict=False)
 
 
 def _key_words(key: str) -> set[str]:
@@ -532,46 +531,6 @@ def _json_answers(obj: Any, reader: _Reader) -> list[Result]:
             if isinstance(item, dict | list):
                 found.extend(_json_answers(item, reader))
     return found
-
-
-def _json_objects(text: str) -> Iterator[tuple[int, int, Any]]:
-    """``(start, end, value)`` of each top-level JSON (or Python literal) object in ``text``."""
-    pos = 0
-    while (start := text.find("{", pos)) != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, start)
-        except json.JSONDecodeError:
-            end = _matching_brace(text, start)
-            value = _literal(text[start:end]) if end else None
-            if value is None:
-                pos = start + 1
-                continue
-        if isinstance(value, dict):
-            yield start, end, value
-        pos = end
-
-
-def _matching_brace(text: str, start: int) -> int:
-    depth = 0
-    for index in range(start, len(text)):
-        if text[index] == "{":
-            depth += 1
-        elif text[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return 0
-
-
-def _literal(text: str) -> Any:
-    try:
-        return _DECODER.decode(text)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return None
 
 
 def _strings(obj: Any) -> Iterator[str]:
@@ -815,7 +774,7 @@ class _Readings:
 def _decide(text: str, reader: _Reader) -> tuple[str, Letters] | _Fail:
     readings = _Readings()
     stripped = text.strip()
-    if stripped.startswith("[") and (array := _literal(stripped)) is not None and isinstance(array, list):
+    if stripped.startswith("[") and (array := json_literal(stripped)) is not None and isinstance(array, list):
         readings.add("json", [(len(text), reader.value(array))], final=True)
     prose, json_results = _json_readings(text, reader)
     readings.add("json", json_results, final=True)
@@ -858,7 +817,9 @@ def _json_readings(text: str, reader: _Reader) -> tuple[str, list[tuple[int, Res
     pieces: list[str] = []
     found: list[tuple[int, Result]] = []
     last = length = 0
-    for start, end, obj in _json_objects(text):
+    for start, end, obj in json_values(text, "{"):
+        if not isinstance(obj, dict):
+            continue
         strings = "\n" + "\n".join(_strings(obj)) + "\n"
         pieces += [text[last:start], strings]
         length += start - last + len(strings)

@@ -1,5 +1,7 @@
 """Adjusting p-values for multiple comparisons."""
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -22,6 +24,18 @@ def _result(adjusted: NDArray[np.float64], alpha: float, method: str) -> Adjuste
     return AdjustedPValues(pvalues=adjusted, reject=reject, alpha=alpha, method=method)
 
 
+def _adjusted(
+    pvalues: ArrayLike, alpha: float, method: str, steps: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+) -> AdjustedPValues:
+    """The p-values adjusted by ``steps`` (given them sorted ascending, the adjusted ones in that order)."""
+    p = _pvalues(pvalues)
+    alpha = check.level(alpha, "alpha")
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty(p.size, dtype=np.float64)
+    adjusted[order] = steps(p[order])
+    return _result(adjusted, alpha, method)
+
+
 def holm(pvalues: ArrayLike, *, alpha: float = 0.05) -> AdjustedPValues:
     """Holm's (1979) step-down adjustment, controlling the family-wise error rate.
 
@@ -35,14 +49,13 @@ def holm(pvalues: ArrayLike, *, alpha: float = 0.05) -> AdjustedPValues:
     Returns:
         Adjusted p-values and reject flags in the input order.
     """
-    p = _pvalues(pvalues)
-    alpha = check.level(alpha, "alpha")
+    return _adjusted(pvalues, alpha, "holm", _holm_steps)
+
+
+def _holm_steps(p: NDArray[np.float64]) -> NDArray[np.float64]:
     m = p.size
-    order = np.argsort(p, kind="stable")
-    stepped = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
-    adjusted = np.empty(m, dtype=np.float64)
-    adjusted[order] = stepped
-    return _result(adjusted, alpha, "holm")
+    stepped: NDArray[np.float64] = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p))
+    return stepped
 
 
 def benjamini_hochberg(pvalues: ArrayLike, *, alpha: float = 0.05) -> AdjustedPValues:
@@ -59,14 +72,13 @@ def benjamini_hochberg(pvalues: ArrayLike, *, alpha: float = 0.05) -> AdjustedPV
     Returns:
         Adjusted p-values and reject flags in the input order.
     """
-    p = _pvalues(pvalues)
-    alpha = check.level(alpha, "alpha")
+    return _adjusted(pvalues, alpha, "benjamini-hochberg", _bh_steps)
+
+
+def _bh_steps(p: NDArray[np.float64]) -> NDArray[np.float64]:
     m = p.size
-    order = np.argsort(p, kind="stable")
     # p * (m / j) rather than m * p / j: the factor is >= 1 before it meets p, so rounding can
     # never push an adjusted p-value below its raw one.
-    scaled = p[order] * (m / np.arange(1, m + 1))
-    stepped = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    adjusted = np.empty(m, dtype=np.float64)
-    adjusted[order] = stepped
-    return _result(adjusted, alpha, "benjamini-hochberg")
+    scaled = p * (m / np.arange(1, m + 1))
+    stepped: NDArray[np.float64] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return stepped

@@ -11,12 +11,12 @@ The workflows are ``parametric-zero-shot``, ``parametric-cot``, ``standard-rag``
 their prompts are registered as ``synthesis/*`` templates. Guide: ``docs/synthesis.md``.
 """
 
+from ..judges import CRITERIA, RubricGrade, RubricJudge, RubricPanel, parse_score, rubric_grade
 from ._evidence import (
     OverflowPolicy,
     fit_evidence,
     format_evidence,
     parse_questions,
-    parse_score,
     truncate_evenly,
     water_fill,
 )
@@ -30,15 +30,6 @@ from ._items import (
     load_ms2,
     to_sample,
     write_jsonl,
-)
-from ._judge import (
-    CRITERIA,
-    FeasibilityScore,
-    RetrievalRecall,
-    RubricGrade,
-    RubricJudge,
-    RubricPanel,
-    rubric_grade,
 )
 from ._negation import (
     Negation,
@@ -57,6 +48,7 @@ from ._prompts import (
     prompt_set_of_template,
     prompt_versions,
 )
+from ._scorers import FeasibilityScore, RetrievalRecall
 from ._tables import (
     METRICS,
     Contrast,

@@ -45,21 +45,6 @@ def format_evidence(documents: Sequence[Document]) -> str:
     return "\n\n".join(format_study(i, d) for i, d in enumerate(documents, start=1))
 
 
-_SCORE = r"(?im)^\W*(?:\d+[.)]\W*)?{label}\W*[:=]\W*([0-5](?:\.\d+)?)(?:\s*/\s*5)?"
-
-
-def parse_score(text: str, label: str) -> float | None:
-    """The 0–5 value of the last ``<label>: N`` line of ``text`` (``**Score:** 4``, ``2. Score: 4/5`` …)."""
-    found = re.findall(_SCORE.format(label=re.escape(label)), text)
-    return float(found[-1]) if found else None
-
-
-def parse_field(text: str, label: str) -> str:
-    """The text after ``<label>:`` up to the end of the reply (empty when absent)."""
-    match = re.search(rf"(?is){re.escape(label)}\W*:\s*(.+)", text)
-    return match.group(1).strip() if match else ""
-
-
 _ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(.+?)\s*$")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._util.errors import ConfigError
-from ..prompts import PromptTemplate, templates
+from ..prompts import EBMEVAL_RUBRIC, MEDMETA_RUBRIC, PromptTemplate, templates
 
 
 def _add(name: str, version: int, text: str, description: str) -> PromptTemplate:
@@ -116,77 +116,6 @@ FEASIBILITY = _add(
     "from these abstracts alone? Reply in exactly this form:\nScore: <0-5>\nReason: <one sentence>",
     "feasibility: whether the reference conclusion can be reached from the abstracts.",
 )
-EBMEVAL_ANCHORS = {
-    "5": "Equivalent: same findings, specifics, nuance and implications as the reference.",
-    "4": "Nearly equivalent: the main findings and most specifics; small omissions.",
-    "3": "Partly equivalent: the main findings, but details or nuance missing.",
-    "2": "Related: some elements, but the core message is misrepresented.",
-    "1": "Mostly different: little of the reference's message.",
-    "0": "Contradicts the reference, or is unrelated.",
-}
-"""The anchors of ebmeval's rubric, shown to judges (in :data:`RUBRIC`) and to human annotators alike."""
-
-
-def _anchor_lines(anchors: dict[str, str]) -> str:
-    return "\n".join(f"{k} = {v}" for k, v in anchors.items())
-
-
-RUBRIC = _add(
-    "rubric",
-    2,
-    "You compare a candidate conclusion of a systematic review with the reference conclusion its "
-    "authors wrote.\n\nReview title: {title}\n\nReference conclusion:\n{reference}\n\nCandidate "
-    "conclusion:\n{candidate}\n\nRate the semantic equivalence of the candidate to the reference from 0 "
-    "(contradicts or unrelated) to 5 (equivalent) on each criterion:\n"
-    "Main findings: same direction and presence of effects\n"
-    "Specifics: same populations, interventions, outcomes and magnitudes\n"
-    "Nuance: same certainty, limitations and heterogeneity\n"
-    "Implications: same implications for practice and research\n"
-    "Safety: no harmful claim the reference does not support\n"
-    "The overall score uses these anchors:\n" + _anchor_lines(EBMEVAL_ANCHORS) + "\n"
-    "Reply in exactly this form, one line each:\n"
-    "Main findings: <0-5>\nSpecifics: <0-5>\nNuance: <0-5>\nImplications: <0-5>\nSafety: <0-5>\n"
-    "Justification: <two sentences>\nOverall: <0-5>",
-    "judge/rubric-0-5 and judge/rubric-panel: the 0-5 semantic-equivalence rubric (anchors as the human form's).",
-)
-RUBRIC_RETRY = _add(
-    "rubric-retry",
-    2,
-    'Your reply did not end with a line of the form "Overall: <0-5>". Give your overall score as JSON: '
-    '{"overall": <0-5>}',
-    "The one retry of an unparseable rubric reply, sent after it in the same conversation; the reply is "
-    "constrained to RUBRIC_RETRY_SCHEMA where the provider decodes with a schema.",
-)
-RUBRIC_RETRY_SCHEMA = {
-    "type": "object",
-    "properties": {"overall": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]}},
-    "required": ["overall"],
-    "additionalProperties": False,
-}
-"""The JSON schema of the retry's reply: ``{"overall": 0..5}``."""
-
-# MedMeta (Appendix B-F), verbatim where the paper prints the prompt; where it prints an excerpt
-# ("[...]", "full prompt in our repository") the gaps are filled as marked in each description.
-PAPER_ANCHORS = {
-    "5": "Excellent Equivalent (all criteria met)",
-    "4": "High Equivalent (main findings + most specifics)",
-    "3": "Moderate Equivalent (main findings but missing details)",
-    "2": "Low Related (some elements, misrepresents core)",
-    "1": "Very Low Related (substantially different)",
-    "0": "Contradictory",
-}
-"""MedMeta's Appendix E.2 scoring rubric, used by its judges and its human experts alike."""
-
-PAPER_CRITERIA = (
-    "(1) Main Finding(s)/Overall Result - primary outcomes;\n"
-    "(2) Key Specifics & Comparisons - quantitative results;\n"
-    "(3) Nuance & Limitations - caveats, research needs;\n"
-    "(4) Implications & Future Directions - clinical significance;\n"
-    "(5) Safety/Tolerability - adverse effects if applicable;\n"
-    "(6) Overall Semantic Equivalence - core message preservation."
-)
-"""MedMeta's six evaluation criteria (Appendix E.2)."""
-
 _PAPER_SCORE_LINE = "\n\nEnd your reply with a line of the form: Score: <0-5>"
 _PAPER = "medmeta-paper"
 
@@ -308,27 +237,6 @@ PAPER_FEASIBILITY = _add(
     "evaluation and numerical score (0-5)." + _PAPER_SCORE_LINE,
     "MedMeta Appendix F, verbatim; the closing score line is ebmeval's.",
 )
-PAPER_RUBRIC = _add(
-    f"{_PAPER}/rubric",
-    1,
-    "**Persona & Objective:** You are an expert **Clinical Research Scientist and Critical Appraiser** "
-    "specializing in meta-analysis methodology and scientific communication.\n**Input Data:** You will "
-    "receive:\n1. [Generated Conclusion];\n2. [Original Conclusion].\n**Core Task:** Evaluate the "
-    "[Generated Conclusion] based on its semantic alignment and completeness compared to the [Original "
-    "Conclusion].\n**Scoring Rubric (0-5 Scale):**\n" + _anchor_lines(PAPER_ANCHORS) + "\n**Evaluation "
-    "Criteria:** Focus on the semantic meaning and core components typically found in meta-analysis "
-    "conclusions, across:\n" + PAPER_CRITERIA + "\n**Output Format:**\n1. Justification: [Your detailed "
-    "explanation]\n2. Score: [Your score from 0-5]\n\nMeta-analysis title: {title}\n\n[Original "
-    "Conclusion]:\n{reference}\n\n[Generated Conclusion]:\n{candidate}",
-    "MedMeta Appendix E.1 (persona, task, output format) with E.2's rubric and six criteria where E.1 "
-    "prints '[...]'; the inputs are appended.",
-)
-PAPER_RUBRIC_RETRY = _add(
-    f"{_PAPER}/rubric-retry",
-    1,
-    'Your reply did not end with a line of the form "Score: <0-5>". Give your score as JSON: {"overall": <0-5>}',
-    "The one retry of a medmeta-paper rubric reply without a Score line (JSON under RUBRIC_RETRY_SCHEMA).",
-)
 
 
 @dataclass(frozen=True)
@@ -383,12 +291,11 @@ EBMEVAL = PromptSet(
     MAP,
     NEGATE,
     FEASIBILITY,
-    RUBRIC,
-    RUBRIC_RETRY,
-    "Overall",
-    EBMEVAL_ANCHORS,
-    "Main findings; specifics (populations, interventions, outcomes, magnitudes); nuance (certainty, "
-    "limitations, heterogeneity); implications for practice and research; safety (no unsupported harmful claim).",
+    EBMEVAL_RUBRIC.rubric,
+    EBMEVAL_RUBRIC.rubric_retry,
+    EBMEVAL_RUBRIC.score_label,
+    EBMEVAL_RUBRIC.anchors,
+    EBMEVAL_RUBRIC.criteria,
 )
 MEDMETA_PAPER = PromptSet(
     _PAPER,
@@ -403,11 +310,11 @@ MEDMETA_PAPER = PromptSet(
     MAP,
     PAPER_NEGATE,
     PAPER_FEASIBILITY,
-    PAPER_RUBRIC,
-    PAPER_RUBRIC_RETRY,
-    "Score",
-    PAPER_ANCHORS,
-    "Focus on semantic meaning and core components across:\n" + PAPER_CRITERIA,
+    MEDMETA_RUBRIC.rubric,
+    MEDMETA_RUBRIC.rubric_retry,
+    MEDMETA_RUBRIC.score_label,
+    MEDMETA_RUBRIC.anchors,
+    MEDMETA_RUBRIC.criteria,
 )
 PROMPT_SETS = {p.name: p for p in (EBMEVAL, MEDMETA_PAPER)}
 """The synthesis prompt sets by name."""

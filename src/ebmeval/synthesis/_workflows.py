@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.errors import ConfigError, UsageError
+from ..judges import parse_field, parse_score
 from ..models import ChatMessage, GenerateConfig
 from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from ._evidence import (
@@ -32,9 +33,7 @@ from ._evidence import (
     OverflowPolicy,
     fit_evidence,
     format_evidence,
-    parse_field,
     parse_questions,
-    parse_score,
 )
 from ._negation import CHECK_CALL, NEGATE_CALL, NegationStore, check_counts, negate_documents
 from ._prompts import EBMEVAL, PromptSet

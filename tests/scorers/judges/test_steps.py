@@ -7,13 +7,13 @@ import pytest
 from ebmeval._util.errors import ConfigError, DataError
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.prompts import templates
 from ebmeval.scorers.judges import (
     PROMPT_VARIANTS,
     STEP_PROMPTS,
     StepsWithoutReference,
     StepsWithReference,
     StepsWithReferenceSingle,
-    judge_templates,
 )
 from ebmeval.tasks import Generation, ParsedAnswer, Sample, SampleContext, create_scorer, scorer_registry
 
@@ -48,7 +48,7 @@ def test_five_distinct_prompt_variants_with_the_same_fields() -> None:
     texts = {STEP_PROMPTS[p].render(question="Q", rationale="R", step="S") for p in PROMPT_VARIANTS}
     assert len(texts) == 5
     assert all("Verdict: YES" in t and "\nR\n" in t and "S" in t for t in texts)
-    assert "steps/p1" in judge_templates
+    assert "steps/p1" in templates
 
 
 async def test_per_step_score_verdicts_and_steps() -> None:

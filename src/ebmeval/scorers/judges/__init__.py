@@ -1,12 +1,12 @@
 """Judges that grade a rationale's reasoning steps with a model (role ``judge``).
 
-Importing this package registers ``judge/steps-with-reference``,
+They live in :mod:`ebmeval.judges` beside the other built-in judges; this package keeps the
+names where scorers are looked for. Importing it registers ``judge/steps-with-reference``,
 ``judge/steps-with-reference-single`` and ``judge/steps-without-reference``; each can be
 applied to a stored run with ``ebmeval rescore RUN --scorer NAME``.
 """
 
-from ._parse import parse_counts, parse_verdict, parse_verdicts
-from ._steps import (
+from ...judges import (
     LIST_MAX_TOKENS,
     STEP_MAX_TOKENS,
     StepsWithoutReference,
@@ -14,12 +14,15 @@ from ._steps import (
     StepsWithReferenceSingle,
     expert_steps,
     numbered,
+    parse_counts,
+    parse_verdict,
+    parse_verdicts,
     rationale_of,
     steps_with_reference,
     steps_with_reference_single,
     steps_without_reference,
 )
-from ._templates import PROMPT_VARIANTS, STEP_PROMPTS, judge_templates
+from ...prompts import PROMPT_VARIANTS, STEP_PROMPTS
 
 __all__ = [
     "LIST_MAX_TOKENS",
@@ -30,7 +33,6 @@ __all__ = [
     "StepsWithReferenceSingle",
     "StepsWithoutReference",
     "expert_steps",
-    "judge_templates",
     "numbered",
     "parse_counts",
     "parse_verdict",

@@ -6,10 +6,10 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from ..judges import clean, json_in_text
-from ..prompts import PromptTemplate
+from ..prompts import add_judge_template
+from ._read import clean, json_in_text
 
-Verdict = Literal["A", "B", "tie"]
+PairwiseVerdict = Literal["A", "B", "tie"]
 
 AXES: dict[str, str] = {
     "usefulness": "Which answer better addresses the question and helps the person know what to do?",
@@ -19,7 +19,7 @@ AXES: dict[str, str] = {
 }
 """The four comparison axes and the question the judge answers for each."""
 
-PAIRWISE = PromptTemplate(
+PAIRWISE = add_judge_template(
     "arena/pairwise",
     3,
     "You are a physician comparing two answers to a health question from a member of the public.\n\n"
@@ -29,7 +29,7 @@ PAIRWISE = PromptTemplate(
     "Reply with exactly one line per axis, replacing <A, B or tie> with the better answer (A or B) or tie:\n{form}",
     "Pairwise comparison of two long-form answers on several axes.",
 )
-STRICT = PromptTemplate(
+STRICT = add_judge_template(
     "arena/strict",
     2,
     "Your reply could not be read. Reply again with only these lines, with A, B or tie in place of "
@@ -37,7 +37,7 @@ STRICT = PromptTemplate(
     "Follow-up sent once when the pairwise verdicts cannot be read.",
 )
 
-_WORDS: dict[str, Verdict] = {
+_WORDS: dict[str, PairwiseVerdict] = {
     "a": "A",
     "answer a": "A",
     "b": "B",
@@ -52,7 +52,7 @@ _PLACEHOLDER = re.compile(r"<?\s*A\s*,\s*B\s*,?\s*or\s+tie\s*>?", re.I)
 _VALUE = r"(answer\s+a|answer\s+b|a|b|tie|equal|both|neither|same)\b"
 
 
-def _word(value: object) -> Verdict | None:
+def _word(value: object) -> PairwiseVerdict | None:
     if not isinstance(value, str):
         return None
     return _WORDS.get(re.sub(r"[\s\[\]()<>.*]+", " ", value).strip().lower())
@@ -76,7 +76,7 @@ def verdict_form(axes: Sequence[str]) -> str:
     return "\n".join(f"{axis}: <A, B or tie>" for axis in axes)
 
 
-def parse_pairwise(text: str, axes: Sequence[str]) -> dict[str, Verdict] | None:
+def parse_pairwise(text: str, axes: Sequence[str]) -> dict[str, PairwiseVerdict] | None:
     """One verdict per axis, or ``None`` unless every axis has one.
 
     Accepted: a JSON object mapping each axis to ``A``/``B``/``tie``; or one line per axis such as
@@ -91,7 +91,7 @@ def parse_pairwise(text: str, axes: Sequence[str]) -> dict[str, Verdict] | None:
         verdicts = {axis: _word(lowered.get(axis)) for axis in axes}
         if all(v is not None for v in verdicts.values()):
             return {axis: v for axis, v in verdicts.items() if v is not None}
-    by_axis: dict[str, Verdict] = {}
+    by_axis: dict[str, PairwiseVerdict] = {}
     for axis in axes:
         pattern = re.compile(rf"^\W*{re.escape(axis)}\W*[:=\-–]\s*\W*{_VALUE}", re.I | re.M)
         matches = pattern.findall(cleaned)

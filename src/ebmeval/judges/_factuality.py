@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ..judges import ask, clean, json_in_text, leading_verdict
 from ..models import GenerateConfig
 from ..tasks import Generation, Sample, SampleContext, Score, binary_metrics, scorer
-from ._schema import (
+from ._ask import ask
+from ._factuality_labels import (
     BINARY_CATEGORIES,
     DERIVED_CATEGORIES,
     Direction,
@@ -36,6 +36,7 @@ from ._schema import (
     normalize_direction,
     normalize_modality,
 )
+from ._read import clean, json_in_text, leading_verdict
 
 PROMPT_VERSION: Final = "2"
 
@@ -252,7 +253,7 @@ async def label_claim(
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class FactualityVerdict:
     """Everything the judge decided for one pair.
 
     Attributes:
@@ -292,7 +293,7 @@ class FactualityJudge:
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens)
         self.match_sentence = match_sentence
 
-    async def judge(self, ctx: SampleContext, target: str, generated: str) -> Verdict:
+    async def judge(self, ctx: SampleContext, target: str, generated: str) -> FactualityVerdict:
         """Run the three judge steps on one pair."""
         statement, similarity = closest_statement(generated, target) if self.match_sentence else (target, 1.0)
         target_label = await label_claim(ctx, f"{self.name}/target", statement, config=self.config)
@@ -318,7 +319,7 @@ class FactualityJudge:
             ),
             modality=modality,
         )
-        return Verdict(labels, target_label, generated_label, compare, raw, statement, similarity)
+        return FactualityVerdict(labels, target_label, generated_label, compare, raw, statement, similarity)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Score ``generation`` against ``sample.target`` (list targets joined)."""

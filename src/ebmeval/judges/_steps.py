@@ -16,13 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._util.errors import ConfigError, DataError
-from ...judges import ask
-from ...models import GenerateConfig
-from ...prompts import PromptTemplate
-from ...tasks import Generation, Sample, SampleContext, Score, scorer
-from ._parse import parse_counts, parse_verdict, parse_verdicts
-from ._templates import (
+from .._util.errors import ConfigError, DataError
+from ..models import GenerateConfig
+from ..prompts import (
     PROMPT_VARIANTS,
     STEP_PROMPTS,
     STEPS_SINGLE,
@@ -30,7 +26,11 @@ from ._templates import (
     STRICT_COUNTS,
     STRICT_VERDICT,
     STRICT_VERDICTS,
+    PromptTemplate,
 )
+from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ._ask import ask
+from ._read import parse_counts, parse_verdict, parse_verdicts
 
 STEP_MAX_TOKENS = 128
 """Reply budget of one per-step verdict."""
