@@ -39,7 +39,6 @@ def _isolated_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch:
 
 
 KNOWN_FAILURES = (
-    "tests/synthesis/test_e2e.py::test_task_options_are_checked",
     "tests/test_docs_commands.py::test_documented_command_runs[README.md-ebmeval run --task synthesis --task-arg source=ms2 --task-ar",  # noqa: E501
     "tests/test_docs_commands.py::test_documented_command_runs[docs/reasoning.md-ebmeval reproduce medthink --model SPEC --role judge=SPEC --",  # noqa: E501
     "tests/test_docs_commands.py::test_documented_command_runs[docs/reproduce.md-ebmeval corpus ingest --builtin pubmed-abstracts --data-root",  # noqa: E501
