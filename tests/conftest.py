@@ -39,18 +39,6 @@ def _isolated_files(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch:
 
 
 KNOWN_FAILURES = (
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[example/evidence-quiz]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[factuality/m3-conclusions]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[factuality/summaries]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[medthink/reasoning]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[text-file]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[synthesis/parametric-zero-shot]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[synthesis/parametric-cot]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[synthesis/standard-rag]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[synthesis/golden-rag]",
-    "tests/reliability/test_trust_matrix.py::test_trust_matrix_row[synthesis/negated-rag]",
-    "tests/runner/test_identity.py::test_an_index_is_one_run_by_its_content_whatever_path_names_it",
-    "tests/synthesis/test_e2e.py::test_task_options_are_checked",
     "tests/test_docs_commands.py::test_documented_command_runs[README.md-ebmeval run --task synthesis --task-arg source=ms2 --task-ar",  # noqa: E501
     "tests/test_docs_commands.py::test_documented_command_runs[docs/reasoning.md-ebmeval reproduce medthink --model SPEC --role judge=SPEC --",  # noqa: E501
     "tests/test_docs_commands.py::test_documented_command_runs[docs/reproduce.md-ebmeval corpus ingest --builtin pubmed-abstracts --data-root",  # noqa: E501

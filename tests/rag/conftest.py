@@ -81,6 +81,12 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def other_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cross-encoder like ``tiny_cross_encoder`` with other weights."""
+    return _tiny_bert(tmp_path_factory.mktemp("other-cross-encoder"), "cross", seed=1)
+
+
+@pytest.fixture(scope="session")
 def plain_berts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """Two different plain BERT folders (no sentence-transformers files), laid out like MedCPT's two encoders."""
     pytest.importorskip("sentence_transformers")

@@ -1,18 +1,24 @@
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.helpers.toy import scripted_model
 
+import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, UnknownNameError
+from ebmeval._util.hashing import stable_hash
 from ebmeval.models import ChatMessage, GenerateConfig, Model, ModelOutput, TokenLogprob, TopLogprob
 from ebmeval.models.providers.scripted import ScriptedModel
+from ebmeval.rag import build_index
 from ebmeval.rag.rerank import CrossEncoderReranker, LLMPointwiseReranker, get_reranker, relevance, reorder
 from ebmeval.rag.retrievers import index_text
-from ebmeval.tasks import Document, RetrievedDocument, SampleContext
+from ebmeval.runner import RunConfig, run_identity
+from ebmeval.tasks import Document, RetrievedDocument, SampleContext, create_task
 
 
 def candidates(corpus: list[Document]) -> list[RetrievedDocument]:
@@ -116,3 +122,34 @@ async def test_cross_encoder_orders_by_model_score(tiny_cross_encoder: Path, cor
 def test_cross_encoder_needs_a_local_folder(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a local cross-encoder model folder"):
         CrossEncoderReranker(tmp_path / "cross-encoder/ms-marco-MiniLM-L-6-v2")
+
+
+@pytest.mark.parametrize(
+    ("name", "option", "args"),
+    [
+        ("mirage/medqa", "rerank", {}),  # the retrieval layer every task takes
+        ("synthesis", "reranker", {"workflow": "standard-rag", "items": ["m3-26258610"], "text_metrics": False}),
+    ],
+)
+def test_a_cross_encoder_is_one_run_by_its_files_whatever_path_names_it(
+    name: str,
+    option: str,
+    args: dict[str, object],
+    tiny_cross_encoder: Path,
+    other_cross_encoder: Path,
+    corpus: list[Document],
+    tmp_path: Path,
+) -> None:
+    build_index(corpus, tmp_path / "idx", "bm25")
+    shutil.copytree(tiny_cross_encoder, tmp_path / "copy")
+    models = {"model": scripted_model(), "judge": scripted_model()}
+
+    def identity(folder: Path) -> str:
+        given = {**args, "retrieval": str(tmp_path / "idx"), option: str(folder)}
+        config = RunConfig(task=name, task_args=given, store=str(tmp_path / "runs.sqlite"), cache=False)
+        return stable_hash(run_identity(config, create_task(name, **given), models))
+
+    assert identity(tiny_cross_encoder) == identity(tmp_path / "copy") != identity(other_cross_encoder)
+    shutil.rmtree(tmp_path / "copy")
+    shutil.copytree(other_cross_encoder, tmp_path / "copy")
+    assert identity(tmp_path / "copy") == identity(other_cross_encoder)  # other weights at the same path: another run

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from ebmeval import arun
+from ebmeval.models.providers.openai_compatible import PREFLIGHT_PROMPT
 from ebmeval.runner import RunConfig
 from ebmeval.runner._config import RoleConfig
 from ebmeval.tasks import create_task, task_registry
@@ -36,6 +37,8 @@ THRESHOLD = 4000
 """A thinking server answers only with a reply budget of at least this (below it the trace uses it all)."""
 REFUSAL = "I'm sorry, but I can't help with that request."
 OTHER = "totally-different-model-v9"
+PROBE = "a b"
+"""The text a tokenizer endpoint is probed with."""
 
 SYNTHESIS_WORKFLOWS = [
     "parametric-zero-shot",
@@ -67,7 +70,8 @@ class AdversarialServer(DelayServer):  # type: ignore[misc,valid-type]
         self.bodies: list[dict[str, Any]] = []
         """The chat requests received."""
         self.damaged = 0
-        """Replies sent empty, cut off, refused or under another model's name."""
+        """Replies to the run's samples sent empty, cut off, refused or under another model's name (the pre-flight
+        request's one-token reply, which no sample uses, left out)."""
 
     async def _answer(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
         if method == "POST" and path == "/tokenize":
@@ -87,7 +91,8 @@ class AdversarialServer(DelayServer):  # type: ignore[misc,valid-type]
             text, finish = text[: max(1, len(text) // 3)], "length"
         elif self.mode == "refusing":
             text = REFUSAL
-        self.damaged += finish == "length" or self.mode in ("refusing", "other-model")
+        if request["messages"] != [{"role": "user", "content": PREFLIGHT_PROMPT}]:
+            self.damaged += finish == "length" or self.mode in ("refusing", "other-model")
         message: dict[str, Any] = {"role": "assistant", "content": text, "reasoning_content": trace}
         served = OTHER if self.mode == "other-model" else request.get("model")
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
@@ -136,11 +141,24 @@ class Cell:
         return ", ".join(parts)
 
 
+def _jsonl(path: Path, records: list[dict[str, str]]) -> str:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return str(path)
+
+
 def _task(row: str, tmp: Path) -> tuple[str, dict[str, Any]]:
+    """The task and options of a row; a task that reads the user's files gets two samples' worth written."""
     if row.startswith("synthesis/"):
         return "synthesis", {"workflow": row.split("/", 1)[1], "text_metrics": False, "n_distractors": 5}
     if row == "mcq-file":
         return row, {"path": str(write_questions(tmp / "q.jsonl", 2))}
+    if row == "text-file":
+        questions = [{"id": f"t{i}", "question": f"Why {i}?", "reference": "Because."} for i in range(2)]
+        return row, {"path": _jsonl(tmp / "t.jsonl", questions), "judge": True}  # a free-text answer is judged
+    if row == "factuality/summaries":
+        summaries = [{"review_id": f"r{i}", "generated": "Statins help."} for i in range(2)]
+        targets = [{"review_id": f"r{i}", "target": "Statins reduce deaths."} for i in range(2)]
+        return row, {"generated": _jsonl(tmp / "s.jsonl", summaries), "targets": _jsonl(tmp / "g.jsonl", targets)}
     if row == "medthink/reasoning":
         return row, {"text_metrics": False}
     return row, {}
@@ -169,8 +187,11 @@ async def _run(row: str, mode: str, tmp: Path, server: AdversarialServer) -> Cel
     )
     result = await arun(config)
     run_id = result.run.run_id
+    played = result.run.provenance["models"]
+    assert all(model.get("base_url") == f"{server.url}/v1" for model in played.values()), played  # never a local one
     with sqlite3.connect(store) as db:
-        errors = db.execute("SELECT count(*) FROM errors WHERE run_id = ?", (run_id,)).fetchone()[0]
+        failed = "SELECT count(DISTINCT sample_id || '/' || epoch) FROM errors WHERE run_id = ?"  # one per stage
+        errors = db.execute(failed, (run_id,)).fetchone()[0]
         truncated = db.execute("SELECT count(*) FROM generations WHERE run_id = ? AND truncated", (run_id,)).fetchone()
         payloads = [json.loads(p) for (p,) in db.execute("SELECT payload FROM steps WHERE run_id = ?", (run_id,))]
         unparsed = db.execute("SELECT count(*) FROM generations WHERE run_id = ? AND NOT parsed", (run_id,)).fetchone()
@@ -228,18 +249,24 @@ def _expect(row: str, mode: str, cell: Cell) -> None:
     if mode == "refusing" and not row.startswith("lfqa/"):  # lfqa keeps free text and scores none
         assert cell.errors or cell.unparsed or cell.missing, (row, cell)  # a refusal is no readable answer
     if mode == "other-model":
-        assert cell.served["model"]["mismatched"] == [OTHER], cell
+        # every role called (factuality/summaries calls only its judge) is flagged
+        assert cell.served and all(entry["mismatched"] == [OTHER] for entry in cell.served.values()), cell
         assert any(OTHER in note for note in cell.notes), cell
     else:
         assert not any("not the model asked for" in note for note in cell.notes), cell
 
 
 def _check_tokenizer(mode: str, bodies: list[dict[str, Any]]) -> None:
-    """After the probe, counts are asked for only in the style the server answered."""
-    if mode == "vllm":
-        assert all("prompt" in body for body in bodies), bodies
-    if mode == "llama.cpp":  # the vLLM-style probe got no tokens: the llama.cpp style is used
-        assert "prompt" in bodies[0] and all("content" in body for body in bodies[1:]), bodies
+    """Each model (one per role) probes the styles in turn; counts are then asked in the style the server answered."""
+    vllm, llama = {"model": "m", "prompt": PROBE}, {"content": PROBE}
+    probes = [body for body in bodies if body in (vllm, llama)]
+    counts = [body for body in bodies if body not in (vllm, llama)]
+    if mode == "vllm":  # the first style answers: it is the only one probed and used
+        assert probes and all(body == vllm for body in probes), probes
+        assert all("prompt" in body for body in counts), counts
+    if mode == "llama.cpp":  # every vLLM-style probe got no tokens, so the llama.cpp style is probed and used
+        assert probes and probes == [vllm, llama] * (len(probes) // 2), probes
+        assert all("content" in body for body in counts), counts
 
 
 @pytest.mark.parametrize("row", ROWS)

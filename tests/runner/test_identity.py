@@ -167,9 +167,17 @@ def test_a_schema_1_store_is_upgraded_in_place_with_the_same_metrics(tmp_path: P
     assert RunStore(path).score_sets("1f3de71e0bf5")[0].label == "accuracy"  # opening again changes nothing
 
 
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("mirage/medqa", {}),  # retrieval through the layer every task takes
+        ("synthesis", {"workflow": "standard-rag", "items": ["m3-26258610"], "text_metrics": False}),  # its own option
+    ],
+)
 def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, args: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash
     from ebmeval.rag import build_index
     from ebmeval.runner import run_identity
@@ -179,11 +187,12 @@ def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
     shutil.copytree(tmp_path / "idx", tmp_path / "copy")
     build_index(docs[:-1], tmp_path / "other", "bm25")
     monkeypatch.chdir(tmp_path)
-    models = {"model": scripted_model()}
+    models = {"model": scripted_model(), "judge": scripted_model()}
 
     def identity(path: str) -> str:
-        task = create_task("mirage/medqa", retrieval=path)
-        return stable_hash(run_identity(config(tmp_path, task="mirage/medqa"), task, models))
+        given = {**args, "retrieval": path}
+        task = create_task(name, **given)
+        return stable_hash(run_identity(config(tmp_path, task=name, task_args=given), task, models))
 
     same = {identity(p) for p in ("idx", "idx/", str(tmp_path / "idx"), "copy")}
     assert len(same) == 1 and identity("other") not in same

@@ -52,7 +52,9 @@ def test_task_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="panel judges are roles"):
         create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "local:smollm2"])
     negated = create_task("synthesis", source="ms2", workflow="negated-rag", panel=["judge", "judge2", "judge3"])
-    assert set(negated.roles) == {"judge", "judge2", "judge3", "negator"}
+    assert set(negated.roles) == {"judge", "judge2", "judge3", "negator", "negation_checker"}
+    # one fixed negator for every model compared; each negation is checked by the negator's model unless given
+    assert negated.role_defaults == {"negator": "local", "negation_checker": "role:negator"}
     assert [s.name for s in negated.scorers] == [
         "judge/rubric-0-5",
         "judge/rubric-panel",

@@ -39,7 +39,8 @@ from ..synthesis import (
     read_feasibility,
     to_sample,
 )
-from ..tasks import Document, Sample, Scorer, Task, Workflow, task
+from ..tasks import Document, Sample, Scorer, Task, Workflow, identified_by_content, task
+from ..workflows import index_hash, reranker_identity
 from ._data import read_records
 
 Source = Literal["m3", "ms2", "medmeta", "file"]
@@ -334,12 +335,12 @@ def synthesis(
         roles.append("evaluator")
     if workflow == "negated-rag":
         roles += ["negator", "negation_checker"]
-    return Task(
+    task = Task(
         name="synthesis",
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}" + _index_version(retrieval),
+        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
         role_defaults={"negator": DEFAULT_NEGATOR, "negation_checker": "role:negator"}
@@ -348,6 +349,9 @@ def synthesis(
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
+    if retrieval is None:
+        return task
+    return identified_by_content(task, {"retrieval": index_hash(retrieval), "reranker": reranker_identity(reranker)})
 
 
 def _index_rag(
@@ -379,15 +383,6 @@ def _index_rag(
 DEFAULT_NEGATOR = "local"
 """The negator when ``--role negator`` names none: one fixed model (the bundled local model), so every model
 under evaluation is compared on the same negated evidence; each run's summary says so."""
-
-
-def _index_version(retrieval: str | None) -> str:
-    """``.<index hash>`` when retrieving from an index (a rebuilt index is another task version), else empty."""
-    if retrieval is None:
-        return ""
-    from ..rag import index_identity
-
-    return f".{index_identity(retrieval)['hash'][:12]}"
 
 
 def _text_scorers() -> list[Scorer]:

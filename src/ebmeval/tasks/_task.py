@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
@@ -133,12 +134,24 @@ class Task:
     content_args: frozenset[str] = frozenset()
     """Arguments identified by their content, which ``version`` holds (a retrieval index by its
     identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
-    identical copy name one run."""
+    identical copy name one run. Set with :func:`identified_by_content`, which joins the identities
+    to the version at the same time."""
     inapplicable_args: frozenset[str] = frozenset()
     """Options the chosen workflow does not use (``max_iterations`` with ``golden-rag``): left out of
     the run's identity, and a run that sets one says it was ignored."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
+
+
+def identified_by_content(task: Task, identities: Mapping[str, str | None]) -> Task:
+    """``task`` whose options named in ``identities`` are identified by content, not by the paths naming them.
+
+    Each identity (an index's hash, a model folder's fingerprint; ``None`` for an option not set)
+    joins ``version`` and its option joins ``content_args``, which the run identity leaves out:
+    ``idx``, ``idx/``, its absolute path and an identical copy name one run, another index another.
+    """
+    tail = "".join(f".{identity}" for identity in identities.values() if identity is not None)
+    return dataclasses.replace(task, version=task.version + tail, content_args=task.content_args | set(identities))
 
 
 def task_calls(task: Task) -> list[tuple[str, Call]]:

@@ -16,12 +16,22 @@ from ._qa import (
     qa_workflow,
     render_prompts,
 )
-from ._retrieval import QueryMode, RetrievalAugmented, gold_ids, retrieval_query, with_retrieval
+from ._retrieval import (
+    QueryMode,
+    RetrievalAugmented,
+    gold_ids,
+    index_hash,
+    reranker_identity,
+    retrieval_query,
+    with_retrieval,
+)
 
 __all__ = [
     "QueryMode",
     "RetrievalAugmented",
     "gold_ids",
+    "index_hash",
+    "reranker_identity",
     "retrieval_query",
     "ChainOfThought",
     "ChainOfThoughtRefine",

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from .._util.errors import ConfigError
 from ..models import ChatMessage
-from ..tasks import Document, RetrievedDocument, Sample, SampleContext, Task, Workflow, WorkflowResult, task_layer
+from ..tasks import (
+    Document,
+    RetrievedDocument,
+    Sample,
+    SampleContext,
+    Task,
+    Workflow,
+    WorkflowResult,
+    identified_by_content,
+    task_layer,
+)
 
 if TYPE_CHECKING:
     from ..rag import Reranker, Retriever
@@ -171,19 +182,15 @@ def with_retrieval(
         raise ConfigError("task_args.query", f"must be 'question' or 'question+options', not {query!r}")
     if k < 1:
         raise ConfigError("task_args.k", f"must be at least 1, not {k}")
-    from ..rag import index_identity, load_index
+    from ..rag import load_index
 
     # one query at a time: a batch pads dense queries to its longest text, so batching by
     # arrival time could move a near-tied document and make retrieval depend on timing
-    reranker, version_tail = None, ""
+    reranker = None
     if rerank is not None and rerank != LLM_RERANKER:
         from ..rag import CrossEncoderReranker
-        from ..rag.retrievers import model_fingerprint
 
         reranker = CrossEncoderReranker(rerank, top_n=rerank_depth)
-        version_tail = f".rerank-{model_fingerprint(reranker.path)[:12]}"
-    elif rerank == LLM_RERANKER:
-        version_tail = ".rerank-llm"
     workflow = RetrievalAugmented(
         task.workflow,
         load_index(retrieval),
@@ -194,7 +201,23 @@ def with_retrieval(
         llm_rerank=rerank == LLM_RERANKER,
         depth=rerank_depth,
     )
-    version = f"{task.version}.{index_identity(retrieval)['hash'][:12]}{version_tail}"
     metadata = {**task.metadata, "retrieval": {"index": retrieval, "k": k, "query": query, "rerank": rerank}}
     roles = task.roles if rerank != LLM_RERANKER or "reranker" in task.roles else (*task.roles, "reranker")
-    return dataclasses.replace(task, workflow=workflow, version=version, metadata=metadata, roles=roles)
+    retrieving = dataclasses.replace(task, workflow=workflow, metadata=metadata, roles=roles)
+    return identified_by_content(retrieving, {"retrieval": index_hash(retrieval), "rerank": reranker_identity(rerank)})
+
+
+def index_hash(index: str) -> str:
+    """The index in folder ``index`` by its content (retriever, parameters, encoders, corpus), not its path."""
+    from ..rag import index_identity
+
+    return str(index_identity(index)["hash"][:12])
+
+
+def reranker_identity(rerank: str | None) -> str | None:
+    """``rerank-llm``, or a cross-encoder folder by its files' fingerprint (``rerank-<hash>``); ``None`` for none."""
+    if rerank is None or rerank == LLM_RERANKER:
+        return None if rerank is None else "rerank-llm"
+    from ..rag.retrievers import model_fingerprint
+
+    return f"rerank-{model_fingerprint(Path(rerank))[:12]}"
