@@ -64,6 +64,9 @@ async def test_a_judge_over_a_loopback_server_grades_summaries_generated_elsewhe
         code, out, err = await cli(*args, cwd=tmp_path)
         assert code == 0, err
         assert "3/3 done, 0 errors" in out
+        # the run's progress bar, on stderr: one final line when stderr is not a terminal
+        (bar,) = [line for line in err.splitlines() if line.startswith("factuality/summaries")]
+        assert "3/3" in bar and "samples/s" in bar and "\x1b[" not in err
         assert server.stats.requests == 10  # three judge steps per summary, after one pre-flight request
         code, out, err = await cli(*args, cwd=tmp_path)  # re-running resumes: no new requests
         assert code == 0 and "3/3 done" in out, err

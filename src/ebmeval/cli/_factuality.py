@@ -86,6 +86,7 @@ def run_task(
     """Run a factuality task (or judge summaries generated elsewhere) and print the run id; re-running resumes."""
     from .._util.errors import UsageError
     from ..runner import config_from_flags, run
+    from ._display import ProgressBar
 
     roles = role_models(role, role_arg)
     args = key_values(task_arg, "--task-arg")
@@ -97,7 +98,8 @@ def run_task(
     flags: dict[str, Any] = {"task": task, "task_args": args, "model": model or "local", "roles": roles}
     flags |= {"model_args": key_values(model_arg, "--model-arg"), "store": _store(ctx, store)}
     flags |= {k: v for k, v in {"limit": limit, "concurrency": concurrency}.items() if v is not None}
-    result = run(config_from_flags(**flags))
+    with ProgressBar(task) as bar:
+        result = run(config_from_flags(**flags), on_progress=bar.update)
     p = result.progress
     typer.echo(f"run {result.run.run_id}: {p.done}/{p.total} done, {p.errors} errors, {result.elapsed:.0f} s")
     if p.errors:

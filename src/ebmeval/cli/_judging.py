@@ -36,23 +36,26 @@ def arena(
     from .._util.errors import ConfigError
     from ..arena import AXES, run_arena
     from ..models import ResponseCache, get_model
+    from ._display import ProgressBar
 
     specs = {k_: str(v) for k_, v in key_values(role, "--role").items()}
     if "judge" not in specs:
         raise ConfigError("--role", "name the judge: --role judge=SPEC")
     judge = get_model(specs["judge"], cache=ResponseCache(), **key_values(model_arg, "--model-arg"))
-    result = run_arena(
-        store,
-        run_ids,
-        judge=judge,
-        axes=tuple(axis) if axis else tuple(AXES),
-        k=k,
-        seed=seed,
-        concurrency=concurrency,
-        limit=limit,
-        max_tokens=max_tokens,
-        min_matches=min_matches,
-    )
+    with ProgressBar("arena", unit="comparisons") as bar:
+        result = run_arena(
+            store,
+            run_ids,
+            judge=judge,
+            axes=tuple(axis) if axis else tuple(AXES),
+            k=k,
+            seed=seed,
+            concurrency=concurrency,
+            limit=limit,
+            max_tokens=max_tokens,
+            min_matches=min_matches,
+            on_progress=bar.update,
+        )
     typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())
 
 
