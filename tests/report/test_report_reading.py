@@ -6,8 +6,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from ebmeval.report._glossary import metric_definition
 from ebmeval.runner import RunConfig, run
 from ebmeval.stats import newcombe_paired_ci
 from ebmeval.store import RunStore
+from tests.helpers.browser import chromium
 
 INJECTED = "<script>alert(1)</script>"
 
@@ -190,3 +193,48 @@ def test_compare_prints_the_interval_and_its_method(runs: tuple[RunStore, list[s
         [*cli, "compare", ids[0], ids[2], "--store", str(store.path)], capture_output=True, text=True, env=wide
     )
     assert "95% CI (A − B)" in table.stdout and "Newcombe paired score" in table.stdout
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    yield from chromium()
+
+
+@pytest.mark.browser
+def test_report_in_chromium_runs_no_injected_script_and_shows_legend_and_figures(
+    browser: Any, runs: tuple[RunStore, list[str]], tmp_path: Path
+) -> None:
+    store, ids = runs
+    files = write_report(collect(store, ids), tmp_path, title="<script>window.injected = 1</script>report")
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(files.html.as_uri())
+    assert page.evaluate("window.injected === undefined") and errors == []
+    assert page.locator("h1").inner_text() == "<script>window.injected = 1</script>report"
+    legend = page.locator("table", has=page.locator("caption", has_text="Runs"))
+    assert INJECTED in legend.inner_text()
+    widths = page.locator("figure img").evaluate_all("images => images.map(i => i.naturalWidth)")
+    assert widths and all(w > 100 for w in widths)
+    page.screenshot(path=str(Path(os.environ.get("EBMEVAL_SCREENSHOTS", tmp_path)) / "report.png"), full_page=True)
+
+
+def test_bars_carry_n_at_their_foot_and_the_chance_line(
+    runs: tuple[RunStore, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from matplotlib.collections import LineCollection
+
+    from ebmeval.report import _plots
+
+    store, ids = runs
+    drawn: list[Any] = []
+    monkeypatch.setattr(_plots, "_png", lambda figure: drawn.append(figure) or b"")
+    _plots.metric_bars(collect(store, ids))
+    ((axis,),) = [figure.axes for figure in drawn]
+    labels = [t for t in axis.texts if t.get_text().startswith("n=")]
+    assert [t.get_text() for t in labels] == ["n=6"] * 3
+    assert all(t.xy[1] == 0 and t.get_color() != "white" for t in labels)  # the zero bar's n shows too
+    lines = [c for c in axis.collections if isinstance(c, LineCollection)]
+    chance = [segment for c in lines for segment in c.get_segments() if c.get_linestyle()[0][1] is not None]
+    assert len(chance) == 3 and all(s[0][1] == pytest.approx(1 / 3) for s in chance)
+    assert [t.get_text() for t in axis.get_legend().get_texts()] == ["chance (1/k options)"]

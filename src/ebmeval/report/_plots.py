@@ -56,8 +56,8 @@ def metric_bars(report: Report) -> dict[str, bytes]:
         if not names:  # no run has a value of this metric: no empty plot
             continue
         figure, axis = plt.subplots(figsize=(max(4.0, 1.2 * len(names) + 2), 3.2))
-        bars = axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
-        axis.bar_label(bars, labels=[f"n={n}" for n in counts], label_type="center", color="white", fontsize=8)
+        axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
+        _n_labels(axis, counts)
         _chance_marks(axis, chance)
         axis.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
         axis.set_ylabel(metric)
@@ -67,6 +67,22 @@ def metric_bars(report: Report) -> dict[str, bytes]:
         axis.spines[["top", "right"]].set_visible(False)
         figures[f"bars-{scorer}-{metric}".replace("/", "_")] = _png(figure)
     return figures
+
+
+def _n_labels(axis: Axes, counts: list[int]) -> None:
+    """Each bar's n at its foot, on a light box: readable on a bar of any height, zero included."""
+    for x, n in enumerate(counts):
+        axis.annotate(
+            f"n={n}",
+            (x, 0),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="#222",
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+        )
 
 
 def _chance_marks(axis: Axes, chance: list[float | None]) -> None:
