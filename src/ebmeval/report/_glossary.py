@@ -56,7 +56,7 @@ def glossary_table(keys: Iterable[tuple[str, str, str]], chance: bool) -> Table:
     for label, scorer, metric in sorted(set(keys)):
         kind = "binary (0/1)" if is_binary_metric(scorer, metric) else "scale"
         table.add(label, scorer, metric, kind, metric_definition(scorer, metric) or None)
-    table.notes.append("Definitions come from the scorers' documentation (`ebmeval describe` shows the same text).")
+    table.notes.append("Definitions come from the scorers' docstrings: their Metrics section, else their summary line.")
     if chance:
         table.notes.append(f"Dashed lines in the figures mark chance: {CHANCE_SOURCE}.")
     return table
