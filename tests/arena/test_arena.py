@@ -269,3 +269,8 @@ def test_cli_arena_writes_one_progress_line_to_stderr_when_not_a_terminal(two_sy
     bars = [line for line in done.stderr.splitlines() if line.startswith("arena")]
     assert len(bars) == 1 and f"{N}/{N}" in bars[0] and "comparisons/s" in bars[0] and "errors 0" in bars[0]
     assert "\x1b[" not in done.stderr and done.stdout.lstrip().startswith("{")
+    quiet = ebmeval(
+        "arena", one, two, "--role", f"judge=scripted:{verdict}", "--store", str(store), "--json", "--quiet",
+        cwd=store.parent,
+    )  # fmt: skip
+    assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("arena")]

@@ -44,3 +44,8 @@ def test_cli_dense_build_shows_progress_on_stderr_once_when_not_a_terminal(tiny_
     bars = [line for line in done.stderr.splitlines() if line.startswith("encoding corpus")]
     assert len(bars) == 1 and "120/120" in bars[0] and "documents/s" in bars[0]
     assert "\x1b[" not in done.stderr and "120/120" not in done.stdout  # no redraws; stdout keeps the results
+    quiet = ebmeval(
+        "index", "build", "corpus", "--out", "ix2", "--retriever", "dense", "--quiet",
+        "--option", f"model={tiny_encoder}", cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert quiet.returncode == 0 and "encoding corpus" not in quiet.stderr and "built dense index" in quiet.stderr

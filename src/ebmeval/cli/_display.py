@@ -34,10 +34,10 @@ class ProgressBar:
     Like every rich live display it redraws only on a terminal; elsewhere (a pipe, a log file)
     it writes its final line once, when the block ends. ``unit`` names what is counted
     (``samples``, ``comparisons``, ``documents``); ``calls`` adds the cache and error counts of
-    the model calls.
+    the model calls; ``quiet`` (``--quiet``) shows nothing.
     """
 
-    def __init__(self, label: str, *, unit: str = "samples", calls: bool = True) -> None:
+    def __init__(self, label: str, *, unit: str = "samples", calls: bool = True, quiet: bool = False) -> None:
         counts = TextColumn("cache {task.fields[hits]}/{task.fields[calls]}  errors {task.fields[errors]}")
         self._bar = Progress(
             TextColumn("[bold]{task.description}"),
@@ -50,6 +50,7 @@ class ProgressBar:
             *([counts] if calls else []),
             console=console,
             transient=False,
+            disable=quiet,
         )
         self._label = label
         self._unit = unit

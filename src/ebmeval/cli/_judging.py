@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, StoreOption, app, key_values
+from ._common import JsonOption, QuietOption, StoreOption, app, key_values
 
 
 @app.command()
@@ -31,6 +31,7 @@ def arena(
     max_tokens: Annotated[int, typer.Option(help="Most tokens of a verdict.")] = 96,
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Pairwise arena: each pair judged in both orders on each axis; Elo and Bradley–Terry with CIs."""
     from .._util.errors import ConfigError
@@ -42,7 +43,7 @@ def arena(
     if "judge" not in specs:
         raise ConfigError("--role", "name the judge: --role judge=SPEC")
     judge = get_model(specs["judge"], cache=ResponseCache(), **key_values(model_arg, "--model-arg"))
-    with ProgressBar("arena", unit="comparisons") as bar:
+    with ProgressBar("arena", unit="comparisons", quiet=quiet) as bar:
         result = run_arena(
             store,
             run_ids,

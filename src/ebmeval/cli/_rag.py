@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ._common import JsonOption, app, console, key_values
+from ._common import JsonOption, QuietOption, app, console, key_values
 
 corpus_app = typer.Typer(help="Document corpora for retrieval.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
@@ -84,6 +84,7 @@ def index_build(
         str | None, typer.Option(help="Ray cluster to join (default: start a local Ray runtime).")
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Encoder actors (ray; default one per GPU, else CPU).")] = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Build a persistent index (arrays plus a manifest naming the corpus by path and hash) over a corpus.
 
@@ -96,7 +97,7 @@ def index_build(
 
     if engine not in ("local", "ray"):
         raise ConfigError("--engine", f"must be local or ray, not {engine!r}")
-    with ProgressBar(f"encoding {corpus.name}", unit="documents", calls=False) as bar:
+    with ProgressBar(f"encoding {corpus.name}", unit="documents", calls=False, quiet=quiet) as bar:
         manifest = build_index(
             corpus,
             out,
