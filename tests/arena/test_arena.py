@@ -16,9 +16,10 @@ from ebmeval.arena import AXES, parse_pairwise, render_pairwise, run_arena
 from ebmeval.benchmarks import lfqa
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
-from ebmeval.runner import RunConfig, run
+from ebmeval.runner import Progress, RunConfig, run
 from ebmeval.store import RunStore
 from ebmeval.tasks import create_task
+from tests.helpers.cli import ebmeval
 
 N = 6
 Responder = Callable[[Sequence[ChatMessage], GenerateConfig], str]
@@ -52,6 +53,20 @@ def _content_judge(messages: Sequence[ChatMessage], _config: GenerateConfig) -> 
     a, b = _answers_in(messages[0].content)
     verdict = "tie" if ("GOOD" in a) == ("GOOD" in b) else ("A" if "GOOD" in a else "B")
     return "\n".join(f"{axis}: {verdict}" for axis in AXES)
+
+
+def _failing_after(calls: int) -> Responder:
+    """The content judge for ``calls`` calls, then a judge that has gone away."""
+    made = 0
+
+    def flaky(messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
+        nonlocal made
+        made += 1
+        if made > calls:
+            raise ModelError("judge went away")
+        return _content_judge(messages, config)
+
+    return flaky
 
 
 def _first_position_judge(messages: Sequence[ChatMessage], _config: GenerateConfig) -> str:
@@ -125,14 +140,7 @@ def test_failed_judgements_are_recorded_and_a_rerun_resumes_without_repeating_ju
     two_systems: tuple[Path, str, str],
 ) -> None:
     store, one, two = two_systems
-    calls = 0
-
-    def flaky(messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
-        nonlocal calls
-        calls += 1
-        if calls > 5:
-            raise ModelError("judge went away")
-        return _content_judge(messages, config)
+    flaky = _failing_after(5)
 
     failed = run_arena(store, [one, two], judge=Model(ScriptedModel(flaky)), concurrency=1)
     assert len(failed.comparisons) == 2 and len(failed.errors) == N - 2  # each failed comparison recorded
@@ -223,3 +231,46 @@ def test_a_copied_form_is_no_verdict() -> None:
     assert form.splitlines()[0] == "usefulness: <A, B or tie>"
     assert parse_pairwise(form, list(AXES)) is None
     assert parse_pairwise("usefulness: <B>", ["usefulness"]) == {"usefulness": "B"}
+
+
+def test_every_comparison_is_reported_with_its_failures(two_systems: tuple[Path, str, str]) -> None:
+    store, one, two = two_systems
+    flaky = _failing_after(5)
+
+    seen: list[tuple[int, int, int, int]] = []
+
+    def report(p: Progress) -> None:
+        seen.append((p.done, p.errors, p.total, p.model_calls))
+
+    run_arena(store, [one, two], judge=Model(ScriptedModel(flaky)), concurrency=1, on_progress=report)
+    assert len(seen) == N and {total for _d, _e, total, _c in seen} == {N}
+    assert seen[-1][:2] == (2, N - 2) and seen[-1][3] >= 5
+
+
+def test_the_sampled_design_grows_its_total_round_by_round(tmp_path: Path) -> None:
+    store = tmp_path / "runs.sqlite"
+    one = _run(store, "scripted:one", _system(lambda i: "GOOD"))
+    two = _run(store, "scripted:two", _system(lambda i: "weak"))
+    seen: list[tuple[int, int]] = []
+    judge = Model(ScriptedModel(_content_judge))
+    result = run_arena(
+        store, [one, two], judge=judge, min_matches=2, on_progress=lambda p: seen.append((p.done, p.total))
+    )
+    assert seen[-1] == (len(result.comparisons), len(result.comparisons)) and seen[0][1] <= seen[-1][1]
+
+
+def test_cli_arena_writes_one_progress_line_to_stderr_when_not_a_terminal(two_systems: tuple[Path, str, str]) -> None:
+    store, one, two = two_systems
+    verdict = "\n".join(f"{axis}: tie" for axis in AXES)
+    done = ebmeval(
+        "arena", one, two, "--role", f"judge=scripted:{verdict}", "--store", str(store), "--json", cwd=store.parent
+    )
+    assert done.returncode == 0, done.stderr
+    bars = [line for line in done.stderr.splitlines() if line.startswith("arena")]
+    assert len(bars) == 1 and f"{N}/{N}" in bars[0] and "comparisons/s" in bars[0] and "errors 0" in bars[0]
+    assert "\x1b[" not in done.stderr and done.stdout.lstrip().startswith("{")
+    quiet = ebmeval(
+        "arena", one, two, "--role", f"judge=scripted:{verdict}", "--store", str(store), "--json", "--quiet",
+        cwd=store.parent,
+    )  # fmt: skip
+    assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("arena")]

@@ -151,3 +151,12 @@ def test_describe_lists_the_model_calls_with_their_settings(tmp_path: Path) -> N
     bad.write_text("task: pubmedqa\nmodel: scripted:A\nsteps:\n  synthesis/negate: {max_tokens: 9}\n")
     refused = ebmeval("run", str(bad), "--limit", "1", cwd=tmp_path)
     assert refused.returncode == 2 and "steps.synthesis/negate" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_run_shows_its_progress_bar_on_stderr_unless_quiet(tmp_path: Path) -> None:
+    args = ("run", "--task", "pubmedqa", "--model", "scripted:Answer: yes", "--limit", "2", "--no-cache")
+    shown = ebmeval(*args, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert [line for line in shown.stderr.splitlines() if line.startswith("pubmedqa") and "2/2" in line]
+    quiet = ebmeval(*args, "--seed", "1", "--quiet", cwd=tmp_path)
+    assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("pubmedqa")]

@@ -64,9 +64,13 @@ async def test_a_judge_over_a_loopback_server_grades_summaries_generated_elsewhe
         code, out, err = await cli(*args, cwd=tmp_path)
         assert code == 0, err
         assert "3/3 done, 0 errors" in out
+        # the run's progress bar, on stderr: one final line when stderr is not a terminal
+        (bar,) = [line for line in err.splitlines() if line.startswith("factuality/summaries")]
+        assert "3/3" in bar and "samples/s" in bar and "\x1b[" not in err
         assert server.stats.requests == 10  # three judge steps per summary, after one pre-flight request
-        code, out, err = await cli(*args, cwd=tmp_path)  # re-running resumes: no new requests
+        code, out, err = await cli(*args, "--quiet", cwd=tmp_path)  # re-running resumes: no new requests
         assert code == 0 and "3/3 done" in out, err
+        assert not [line for line in err.splitlines() if line.startswith("factuality/summaries")]  # --quiet
     (run,) = RunStore(store).list_runs()
     assert run.model == "external/gen" and run.task == "factuality/summaries"
     code, out, err = await cli("factuality", "--store", store, "analyze", "--run", run.run_id[:6], cwd=tmp_path)

@@ -1,5 +1,7 @@
 import csv
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -81,3 +83,49 @@ def test_nested_values_keep_their_types(tmp_path: Path) -> None:
     with (tmp_path / "r.csv").open() as handle:
         csv_rows = {row["sample_id"]: row for row in csv.DictReader(handle)}
     assert json.loads(csv_rows["a"]["answer"]) == ["A", "C"] and csv_rows["b"]["answer"] == ""
+
+
+def test_prompts_and_judge_rationales_are_in_jsonl_and_parquet(tmp_path: Path) -> None:
+    config = RunConfig(
+        task="synthesis",
+        task_args={"workflow": "parametric-zero-shot", "text_metrics": False},
+        model="scripted:Probably beneficial.",
+        roles={"judge": "scripted:Justification: too vague to compare.\nOverall: 2"},
+        store=str(tmp_path / "runs.sqlite"),
+        cache=False,
+        limit=2,
+    )
+    run_id = run(config).run.run_id
+    store = RunStore(tmp_path / "runs.sqlite")
+    assert export_run(store, run_id, "jsonl", tmp_path / "plain.jsonl") == 2
+    plain = json.loads((tmp_path / "plain.jsonl").read_text().splitlines()[0])
+    assert "calls" not in plain  # the messages are heavy: only on request
+    (rationale,) = [k for k in plain if k.endswith(".explanation")]
+    assert "too vague to compare" in plain[rationale]
+    cli = [sys.executable, "-c", "from ebmeval.cli import main; main()", "export", run_id, "--prompts"]
+    for fmt in ("jsonl", "parquet"):
+        done = subprocess.run(
+            [*cli, "--format", fmt, "--out", str(tmp_path / f"r.{fmt}"), "--store", str(store.path)],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+    jsonl = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    parquet = pq.read_table(tmp_path / "r.parquet").to_pylist()
+    for rows in (jsonl, parquet):
+        model, judge = rows[0]["calls"]
+        assert (model["role"], judge["role"]) == ("model", "judge")
+        assert model["messages"][0]["role"] == "user" and "Write the conclusion" in model["messages"][0]["content"]
+        assert "Candidate conclusion:\nProbably beneficial." in judge["messages"][0]["content"]
+        assert judge["reply"].startswith("Justification: too vague")
+
+
+def test_failed_samples_carry_their_calls_with_prompts(tmp_path: Path) -> None:
+    config = RunConfig.model_validate({"task": "toy", "store": str(tmp_path / "runs.sqlite"), "cache": False})
+    run(config, task=toy_task(3), models={"model": scripted_model(fail_on={"question 1"})})
+    store = RunStore(tmp_path / "runs.sqlite")
+    (run_record,) = store.list_runs()
+    export_run(store, run_record.run_id, "jsonl", tmp_path / "r.jsonl", prompts=True)
+    rows = {row["sample_id"]: row for row in map(json.loads, (tmp_path / "r.jsonl").read_text().splitlines())}
+    assert rows["q1"]["error"] and isinstance(rows["q1"]["calls"], list)
+    assert [c["step"] for c in rows["q0"]["calls"]] == ["draft", "final"]

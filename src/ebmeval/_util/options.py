@@ -167,12 +167,24 @@ def docstring_summary(obj: object) -> str:
 
 def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
     """Each option's description from the ``Args:`` section of the factory's (Google-style) docstring, as plain text."""
+    return section_docs(factory, ("Args:", "Arguments:", "Options:"))
+
+
+_ENTRY = re.compile(r"[\w@.*-]+")
+
+
+def section_docs(obj: object, headers: tuple[str, ...]) -> dict[str, str]:
+    """``name: text`` entries of the first docstring section titled one of ``headers`` (``Metrics:``), as plain text.
+
+    An entry starts at four spaces' indent; deeper lines continue it. Names are identifiers or
+    metric names (``f1@roberta``, ``*_lenient``).
+    """
     docs: dict[str, str] = {}
     current: str | None = None
     inside = False
-    for line in (inspect.getdoc(factory) or "").splitlines():
+    for line in (inspect.getdoc(obj) or "").splitlines():
         stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Options:"):
+        if stripped in headers:
             inside = True
             continue
         if inside and line and not line.startswith(" "):
@@ -180,7 +192,7 @@ def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
         if not inside or not stripped:
             continue
         name, sep, text = stripped.partition(":")
-        if sep and line.startswith("    ") and not line.startswith("     ") and name.isidentifier():
+        if sep and line.startswith("    ") and not line.startswith("     ") and _ENTRY.fullmatch(name):
             current = name
             docs[name] = text.strip()
         elif current is not None:

@@ -36,7 +36,7 @@ from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
 from ..judges import AXES, PAIRWISE, STRICT, PairwiseVerdict, ask, parse_pairwise, render_pairwise, verdict_form
 from ..models import GenerateConfig, Model
-from ..runner import Failure, attempt, run_all
+from ..runner import Failure, Progress, ProgressCallback, attempt, run_all
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
@@ -460,8 +460,12 @@ async def _judge_all(
     axes: Sequence[str],
     config: GenerateConfig,
     concurrency: int,
+    tally: Callable[[bool], None],
 ) -> tuple[list[Comparison], list[dict[str, str]]]:
-    """Judge each (question, a, b) of ``pairs``: the comparisons made and, for each that failed, its error."""
+    """Judge each (question, a, b) of ``pairs``: the comparisons made and, for each that failed, its error.
+
+    ``tally(failed)`` is told of each comparison as it ends.
+    """
     gate = asyncio.Semaphore(concurrency)
     judged: dict[int, Comparison] = {}
     errors: list[dict[str, str]] = []
@@ -479,6 +483,7 @@ async def _judge_all(
             await attempt("judge", judge_pair(index), failures)
         sample_id, a, b = pairs[index]
         errors.extend({"sample_id": sample_id, "a": a, "b": b, "error": f.error} for f in failures)
+        tally(bool(failures))
 
     await run_all(len(pairs), one)
     return [judged[i] for i in sorted(judged)], errors
@@ -497,6 +502,7 @@ async def arun_arena(
     n_bootstrap: int = 1000,
     max_tokens: int = JUDGE_MAX_TOKENS,
     min_matches: int | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> ArenaResult:
     """:func:`run_arena` for callers already inside an event loop."""
     unknown = [a for a in axes if a not in AXES]
@@ -534,9 +540,18 @@ async def arun_arena(
         16,
     )
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+    progress = Progress(total=0)
+
+    def tally(failed: bool) -> None:
+        progress.errors += failed
+        progress.done += not failed
+        progress.model_calls, progress.cache_hits = judge.stats.calls, judge.stats.cache_hits
+        if on_progress is not None:
+            on_progress(progress)
 
     def judge_batch(pairs: Sequence[tuple[str, str, str]]) -> Awaitable[tuple[list[Comparison], list[dict[str, str]]]]:
-        return _judge_all(store, arena_id, judge, by_run, pairs, axes, config, concurrency)
+        progress.total += len(pairs)
+        return _judge_all(store, arena_id, judge, by_run, pairs, axes, config, concurrency, tally)
 
     try:
         if min_matches is None:
@@ -597,6 +612,7 @@ def run_arena(
     n_bootstrap: int = 1000,
     max_tokens: int = JUDGE_MAX_TOKENS,
     min_matches: int | None = None,
+    on_progress: ProgressCallback | None = None,
 ) -> ArenaResult:
     """Judge the answers of two or more runs pairwise on ``axes`` and rate the runs (see the module docstring).
 
@@ -621,6 +637,8 @@ def run_arena(
             or its questions run out.
         n_bootstrap: Bootstrap replicates of the rating intervals.
         max_tokens: Reply budget of one judgement.
+        on_progress: Called after each comparison with the counts so far (``total`` grows with each
+            round of the sampled design); ``done`` counts comparisons judged, ``errors`` those failed.
 
     Returns:
         The per-axis tables (:class:`ArenaResult`).
@@ -638,5 +656,6 @@ def run_arena(
             n_bootstrap=n_bootstrap,
             max_tokens=max_tokens,
             min_matches=min_matches,
+            on_progress=on_progress,
         )
     )

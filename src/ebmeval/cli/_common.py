@@ -19,8 +19,9 @@ app = typer.Typer(
 
 StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="Show no progress bar (stderr).")]
 
-__all__ = ["JsonOption", "StoreOption", "app", "console", "key_values", "resume_command"]
+__all__ = ["JsonOption", "QuietOption", "StoreOption", "app", "console", "key_values", "resume_command"]
 
 
 def key_values(items: list[str] | None, flag: str) -> dict[str, Any]:

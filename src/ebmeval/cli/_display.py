@@ -29,9 +29,16 @@ console = Console(stderr=True)
 
 
 class ProgressBar:
-    """A rich progress bar fed by the runner's progress callback."""
+    """A rich progress bar on stderr, fed by a runner-style progress callback or by plain counts.
 
-    def __init__(self, label: str) -> None:
+    Like every rich live display it redraws only on a terminal; elsewhere (a pipe, a log file)
+    it writes its final line once, when the block ends. ``unit`` names what is counted
+    (``samples``, ``comparisons``, ``documents``); ``calls`` adds the cache and error counts of
+    the model calls; ``quiet`` (``--quiet``) shows nothing.
+    """
+
+    def __init__(self, label: str, *, unit: str = "samples", calls: bool = True, quiet: bool = False) -> None:
+        counts = TextColumn("cache {task.fields[hits]}/{task.fields[calls]}  errors {task.fields[errors]}")
         self._bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -40,11 +47,13 @@ class ProgressBar:
             TimeElapsedColumn(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
-            TextColumn("cache {task.fields[hits]}/{task.fields[calls]}  errors {task.fields[errors]}"),
+            *([counts] if calls else []),
             console=console,
             transient=False,
+            disable=quiet,
         )
         self._label = label
+        self._unit = unit
         self._task: TaskID | None = None
         self._resumed = 0
 
@@ -57,22 +66,30 @@ class ProgressBar:
 
     def update(self, progress: RunProgress) -> None:
         """Show ``progress``."""
-        if self._task is None:
-            self._resumed = progress.resumed
-            self._task = self._bar.add_task(
-                self._label, total=progress.total, completed=progress.done, rate="", hits=0, calls=0, errors=0
-            )
-        elapsed = self._bar.tasks[0].elapsed or 0.0
-        fresh = progress.done - self._resumed
-        rate = f"{fresh / elapsed:.2f} samples/s" if elapsed > 0 and fresh > 0 else ""
-        self._bar.update(
-            self._task,
+        self._show(
+            progress.done,
+            progress.total,
+            resumed=progress.resumed,
             completed=progress.done + progress.errors,
-            rate=rate,
             hits=progress.cache_hits,
             calls=progress.model_calls,
             errors=progress.errors,
         )
+
+    def count(self, done: int, total: int) -> None:
+        """Show ``done`` of ``total`` (a callback of the ``(done, total)`` form)."""
+        self._show(done, total, resumed=0, completed=done, hits=0, calls=0, errors=0)
+
+    def _show(self, done: int, total: int, *, resumed: int, completed: int, hits: int, calls: int, errors: int) -> None:
+        if self._task is None:
+            self._resumed = resumed
+            self._task = self._bar.add_task(
+                self._label, total=total, completed=done, rate="", hits=hits, calls=calls, errors=errors
+            )
+        elapsed = self._bar.tasks[0].elapsed or 0.0
+        fresh = done - self._resumed
+        rate = f"{fresh / elapsed:.2f} {self._unit}/s" if elapsed > 0 and fresh > 0 else ""
+        self._bar.update(self._task, total=total, completed=completed, rate=rate, hits=hits, calls=calls, errors=errors)
 
 
 def summary_table(summary: RunSummary, *, by: str | None = None) -> RichTable:

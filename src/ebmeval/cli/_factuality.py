@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import key_values, role_models
+from ._common import QuietOption, key_values, role_models
 
 if TYPE_CHECKING:
     from ..factuality import HumanLabels, LabelMapping
@@ -82,10 +82,12 @@ def run_task(
     limit: Annotated[int | None, typer.Option(help="Judge only N samples.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     store: GroupStore = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Run a factuality task (or judge summaries generated elsewhere) and print the run id; re-running resumes."""
     from .._util.errors import UsageError
     from ..runner import config_from_flags, run
+    from ._display import ProgressBar
 
     roles = role_models(role, role_arg)
     args = key_values(task_arg, "--task-arg")
@@ -97,7 +99,8 @@ def run_task(
     flags: dict[str, Any] = {"task": task, "task_args": args, "model": model or "local", "roles": roles}
     flags |= {"model_args": key_values(model_arg, "--model-arg"), "store": _store(ctx, store)}
     flags |= {k: v for k, v in {"limit": limit, "concurrency": concurrency}.items() if v is not None}
-    result = run(config_from_flags(**flags))
+    with ProgressBar(task, quiet=quiet) as bar:
+        result = run(config_from_flags(**flags), on_progress=bar.update)
     p = result.progress
     typer.echo(f"run {result.run.run_id}: {p.done}/{p.total} done, {p.errors} errors, {result.elapsed:.0f} s")
     if p.errors:

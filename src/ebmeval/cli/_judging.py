@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, StoreOption, app, key_values
+from ._common import JsonOption, QuietOption, StoreOption, app, key_values
 
 
 @app.command()
@@ -31,28 +31,32 @@ def arena(
     max_tokens: Annotated[int, typer.Option(help="Most tokens of a verdict.")] = 96,
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Pairwise arena: each pair judged in both orders on each axis; Elo and Bradley–Terry with CIs."""
     from .._util.errors import ConfigError
     from ..arena import AXES, run_arena
     from ..models import ResponseCache, get_model
+    from ._display import ProgressBar
 
     specs = {k_: str(v) for k_, v in key_values(role, "--role").items()}
     if "judge" not in specs:
         raise ConfigError("--role", "name the judge: --role judge=SPEC")
     judge = get_model(specs["judge"], cache=ResponseCache(), **key_values(model_arg, "--model-arg"))
-    result = run_arena(
-        store,
-        run_ids,
-        judge=judge,
-        axes=tuple(axis) if axis else tuple(AXES),
-        k=k,
-        seed=seed,
-        concurrency=concurrency,
-        limit=limit,
-        max_tokens=max_tokens,
-        min_matches=min_matches,
-    )
+    with ProgressBar("arena", unit="comparisons", quiet=quiet) as bar:
+        result = run_arena(
+            store,
+            run_ids,
+            judge=judge,
+            axes=tuple(axis) if axis else tuple(AXES),
+            k=k,
+            seed=seed,
+            concurrency=concurrency,
+            limit=limit,
+            max_tokens=max_tokens,
+            min_matches=min_matches,
+            on_progress=bar.update,
+        )
     typer.echo(json.dumps(result.as_dict(), indent=2) if as_json else result.to_markdown())
 
 

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ._common import JsonOption, app, console, key_values
+from ._common import JsonOption, QuietOption, app, console, key_values
 
 corpus_app = typer.Typer(help="Document corpora for retrieval.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
@@ -84,26 +84,31 @@ def index_build(
         str | None, typer.Option(help="Ray cluster to join (default: start a local Ray runtime).")
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Encoder actors (ray; default one per GPU, else CPU).")] = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Build a persistent index (arrays plus a manifest naming the corpus by path and hash) over a corpus.
 
-    A dense build that was interrupted continues from its last finished shard when run again.
+    A dense build that was interrupted continues from its last finished shard when run again; it
+    shows the documents encoded on stderr.
     """
     from .._util.errors import ConfigError
     from ..rag import build_index
+    from ._display import ProgressBar
 
     if engine not in ("local", "ray"):
         raise ConfigError("--engine", f"must be local or ray, not {engine!r}")
-    manifest = build_index(
-        corpus,
-        out,
-        retriever,
-        overwrite=overwrite,
-        engine="ray" if engine == "ray" else "local",
-        ray_address=ray_address,
-        ray_workers=workers,
-        **key_values(option, "--option"),
-    )
+    with ProgressBar(f"encoding {corpus.name}", unit="documents", calls=False, quiet=quiet) as bar:
+        manifest = build_index(
+            corpus,
+            out,
+            retriever,
+            overwrite=overwrite,
+            engine="ray" if engine == "ray" else "local",
+            ray_address=ray_address,
+            ray_workers=workers,
+            progress=bar.count,
+            **key_values(option, "--option"),
+        )
     console.print(
         f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out} "
         f"({(manifest.disk_bytes or 0) / 2**10:,.0f} KiB on disk)"

@@ -206,15 +206,25 @@ def export(
     run_id: Annotated[str, typer.Argument(help="Run id or a unique prefix of it.")],
     fmt: Annotated[Format, typer.Option("--format", help="jsonl, csv or parquet.")] = Format.jsonl,
     out: Annotated[Path | None, typer.Option(help="Output file (default: <run id>.<format>).")] = None,
+    prompts: Annotated[
+        bool,
+        typer.Option(
+            "--prompts",
+            help="Add a 'calls' column: every model call of the sample (model and judges), its messages and reply.",
+        ),
+    ] = False,
     store: StoreOption = DEFAULT_STORE,
 ) -> None:
-    """Export a run: one row per generation with its scores, and one per failed sample with its error."""
+    """Export a run: one row per generation with its scores, and one per failed sample with its error.
+
+    Judge rationales are the ``<score set>.explanation`` columns; ``--prompts`` adds the messages sent.
+    """
     from ..store import RunStore, export_run
 
     runs = RunStore(store, read_only=True)
     record = runs.get_run(run_id)
     target = out or Path(f"{record.run_id}.{fmt.value}")
-    count = export_run(runs, record.run_id, fmt.value, target)
+    count = export_run(runs, record.run_id, fmt.value, target, prompts=prompts)
     failed = count - runs.count_generations(record.run_id)[0]
     console.print(
         f"wrote {count} rows to {target}" + (f", {failed} of them failed samples with their error" if failed else ""),

@@ -10,7 +10,17 @@ from typing import Annotated, Any
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, StoreOption, app, console, key_values, resume_command, role_models, scorer_options
+from ._common import (
+    JsonOption,
+    QuietOption,
+    StoreOption,
+    app,
+    console,
+    key_values,
+    resume_command,
+    role_models,
+    scorer_options,
+)
 
 
 @app.command()
@@ -65,6 +75,7 @@ def run(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Run a task on a model; re-running the same command resumes it.
 
@@ -108,7 +119,10 @@ def run(
     given = {k: v for k, v in flags.items() if v is not None}
     configs = load_grid(config, given) if config is not None else grid_from_flags(**given)
     resume = resume_command(sys.argv[1:])
-    done = [_run_one(cfg, resume, by=by, as_json=as_json, grid=(i, len(configs))) for i, cfg in enumerate(configs, 1)]
+    done = [
+        _run_one(cfg, resume, by=by, as_json=as_json, grid=(i, len(configs)), quiet=quiet)
+        for i, cfg in enumerate(configs, 1)
+    ]
     if len(done) > 1:
         _report_grid(done, as_json=as_json)
     for _summary, result in done:
@@ -126,7 +140,9 @@ def _one_or_list(values: list[str] | None) -> str | list[str] | None:
     return values if values is None or len(values) > 1 else values[0]
 
 
-def _run_one(cfg: Any, resume: str, *, by: str | None, as_json: bool, grid: tuple[int, int]) -> tuple[Any, Any]:
+def _run_one(
+    cfg: Any, resume: str, *, by: str | None, as_json: bool, grid: tuple[int, int], quiet: bool = False
+) -> tuple[Any, Any]:
     """Run (or resume) one config and print its results; (summary, result)."""
     from ..runner import run as run_task
     from ..runner import summarize
@@ -136,7 +152,7 @@ def _run_one(cfg: Any, resume: str, *, by: str | None, as_json: bool, grid: tupl
     index, count = grid
     label = cfg.task if count == 1 else f"[{index}/{count}] {cfg.task} · {cfg.model}"
     try:
-        with ProgressBar(label) as bar:
+        with ProgressBar(label, quiet=quiet) as bar:
             result = run_task(cfg, on_progress=bar.update)
     except KeyboardInterrupt:
         console.print(f"[yellow]Interrupted.[/] Finished samples are saved; resume with:\n  {resume}")
@@ -203,6 +219,7 @@ def rescore(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Score a stored run with more scorers (e.g. judges) without generating again.
 
@@ -225,7 +242,7 @@ def rescore(
     own = {"model": record.config.get("model", "local"), "args": record.config.get("model_args", {})}
     roles.setdefault("judge", own)
     models = {name: get_model(r["model"], cache=cache, **r["args"]) for name, r in roles.items()}
-    with ProgressBar(f"rescore {record.run_id}") as bar:
+    with ProgressBar(f"rescore {record.run_id}", quiet=quiet) as bar:
         progress = rescore_run(store, record.run_id, built, models, concurrency=concurrency, on_progress=bar.update)
     summary = summarize(RunStore(store, read_only=True), record.run_id)
     if as_json:

@@ -16,6 +16,7 @@ from ..store import RunRecord, RunStore
 from ..tables import Column, Estimate, Table
 from ..workflows import gold_ids as gold_ids_of
 from ._compare import Contrast, compare_runs
+from ._glossary import CHANCE_SCORERS, chance_level, glossary_table, legend_table
 from ._human import SIGN, AgreementReport, add_agreement_row, agreement_report, agreement_table
 
 
@@ -52,10 +53,14 @@ class Report:
     """Per run, the recorded calls of every role but the model under evaluation (judges, negator …)."""
     view_url: str | None = None
     """Where ``ebmeval view`` serves the store: each metric value links to its samples there."""
+    scorer_names: dict[str, str] = field(default_factory=dict)
+    """Score set label → the name of its scorer (for metric definitions and declared kinds)."""
+    chance: dict[str, float] = field(default_factory=dict)
+    """Per run, the accuracy a uniform guess expects on its single-answer multiple-choice items."""
 
     def tables(self) -> list[Table]:
-        """The report's tables in display order."""
-        tables = [self.metrics_table(), self.pivot_table()]
+        """The report's tables in display order, the run legend first."""
+        tables = [self.legend_table(), self.metrics_table(), self.pivot_table()]
         if self.contrasts:
             tables.append(self.contrast_table())
         if self.by:
@@ -69,8 +74,28 @@ class Report:
             tables.append(self.panel_table())
         if any(self.calls.values()):
             tables.append(self.calls_table())
-        tables.append(self.provenance_table())
+        tables += [self.glossary_table(), self.provenance_table()]
         return tables
+
+    def legend_table(self) -> Table:
+        """Each run's short label with its provider, model, task options and settings in full."""
+        return legend_table(self.runs, self.labels)
+
+    def glossary_table(self) -> Table:
+        """The definition of every metric the report shows."""
+        keys = {
+            (m.scorer, self.scorer_names.get(m.scorer, m.scorer), m.metric)
+            for s in self.summaries.values()
+            for m in s.metrics
+            if m.group is None
+        }
+        return glossary_table(keys, chance=bool(self.chance))
+
+    def chance_of(self, run_id: str, scorer: str, metric: str) -> float | None:
+        """The chance level of a run's metric, where its scorer defines one."""
+        if metric not in CHANCE_SCORERS.get(self.scorer_names.get(scorer, scorer), ()):
+            return None
+        return self.chance.get(run_id)
 
     def metrics_table(self) -> Table:
         """Each metric of each run with its CI, n, unparsed and truncated counts, tokens, latency and cost."""
@@ -85,6 +110,7 @@ class Report:
                 "CI method",
                 Column("n", "number"),
                 Column("missing", "number"),
+                Column("chance", "number"),
                 Column("unparsed", "number"),
                 Column("truncated", "number"),
                 Column("inputs cut", "number"),
@@ -109,6 +135,7 @@ class Report:
                     m.ci_method,
                     m.n,
                     m.missing,
+                    self.chance_of(run.run_id, m.scorer, m.metric),
                     summary.unparsed,
                     summary.truncated,
                     summary.input_truncated,
@@ -121,8 +148,10 @@ class Report:
         table.notes.append(
             "95% CI: Wilson score interval for proportions (metrics whose every value is 0 or 1), percentile "
             "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
-            "of the mean. unparsed: answers from which no answer could be read; a scorer with unparsed=zero "
-            "(the default of multiple-choice tasks) scores them 0, so they are in n and in the mean as wrong, "
+            "of the mean. chance: the accuracy of a uniform guess, 1/k for k options averaged over the answered "
+            "items (single-answer multiple choice only). unparsed: answers from which no answer could be read; "
+            "a scorer with unparsed=zero (the default of multiple-choice tasks) scores them 0, so they are in n "
+            "and in the mean as wrong, "
             "while unparsed=skip leaves them out (counted under missing). truncated: answers whose model call "
             "stopped at its token limit; inputs cut: answers whose input (article, evidence) was cut to fit the "
             "context window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
@@ -166,6 +195,8 @@ class Report:
                 Column("A", "number"),
                 Column("B", "number"),
                 Column("A − B", "number", fmt="{:+.3f}"),
+                Column("95% CI (A − B)", "interval", fmt="{:+.3f}"),
+                "CI method",
                 "test",
                 Column("p", "number", fmt="p"),
                 Column("p (Holm)", "number", fmt="p"),
@@ -184,6 +215,8 @@ class Report:
                 c.mean_a,
                 c.mean_b,
                 c.difference,
+                c.ci,
+                c.ci_method,
                 c.test,
                 c.pvalue,
                 adjusted,
@@ -191,7 +224,10 @@ class Report:
                 mark,
             )
         table.notes.append(
-            "Binary metrics: McNemar's exact test; others: paired t-test with Cohen's d_z = mean(A−B)/SD(A−B). "
+            "Values per sample (the mean over its epochs: the sample is the unit of analysis). Binary metrics: "
+            "McNemar's exact test and Newcombe's paired score interval of A − B (Newcombe 1998, method 10); "
+            "others: paired t-test with Cohen's d_z = mean(A−B)/SD(A−B) and the percentile bootstrap interval "
+            "of A − B over samples (pairs resampled together, 10,000 resamples). "
             "* = Holm-adjusted p < 0.05 over all contrasts in this table."
         )
         return table
@@ -382,8 +418,22 @@ def collect(
         for panel in panel_score_sets(store, run.run_id)[:1]
     }
     calls = {r.run_id: role_usage(store, r.run_id) for r in runs}
+    names = {s.label: s.name for r in runs for s in store.score_sets(r.run_id)}
+    chance = {r.run_id: level for r in runs if (level := chance_level(store, r.run_id)) is not None}
     return Report(
-        runs, labels, summaries, contrasts, recall, by, dict(prices or {}), comparisons, panels, calls, view_url
+        runs,
+        labels,
+        summaries,
+        contrasts,
+        recall,
+        by,
+        dict(prices or {}),
+        comparisons,
+        panels,
+        calls,
+        view_url,
+        names,
+        chance,
     )
 
 
@@ -449,13 +499,41 @@ def recall_curve(store: RunStore, run_id: str) -> list[float]:
 
 
 def _labels(runs: Sequence[RunRecord]) -> dict[str, str]:
-    """Short names: task, with the options that differ between runs, and model; the run id if still ambiguous."""
-    varying = _varying_args(runs)
-    base = {r.run_id: f"{_task_label(r, varying)} · {r.model.split('/')[-1]}" for r in runs}
-    counts: dict[str, int] = {}
-    for label in base.values():
-        counts[label] = counts.get(label, 0) + 1
-    return {rid: (f"{label} ({rid[:6]})" if counts[label] > 1 else label) for rid, label in base.items()}
+    """Short names, ``task · model``; runs that share one add the options that differ if short, else a number.
+
+    The full options, provider and endpoint of each run are in the report's legend.
+    """
+    from ..models import parse_model_spec
+
+    base = {r.run_id: f"{r.task} · {_model_name(parse_model_spec(r.model))}" for r in runs}
+    labels = dict(base)
+    for label in set(base.values()):
+        group = [r for r in runs if base[r.run_id] == label]
+        if len(group) < 2:
+            continue
+        varying = _varying_args(group)
+        named = {r.run_id: f"{label} ({_options_label(r, varying)})" for r in group}
+        fits = bool(varying) and len(set(named.values())) == len(group) and max(map(len, named.values())) <= LABEL_WIDTH
+        for number, run in enumerate(group, start=1):
+            labels[run.run_id] = named[run.run_id] if fits else f"{label} [{number}]"
+    return labels
+
+
+LABEL_WIDTH = 48
+"""Longest run label that carries its distinguishing options; longer ones are numbered instead."""
+
+
+def _model_name(spec: tuple[str, str]) -> str:
+    """``gpt-4o`` of ``openai-compatible:gpt-4o@https://host/v1``; a file path's stem; the provider alone."""
+    provider, name = spec
+    name = name.split("@", 1)[0].rstrip("/")
+    name = name.rsplit("/", 1)[-1]
+    return name.removesuffix(".gguf") or provider
+
+
+def _options_label(run: RunRecord, varying: set[str]) -> str:
+    args = run.config.get("task_args", {})
+    return ", ".join(f"{k}={_short(args[k])}" for k in sorted(varying) if k in args)
 
 
 def _varying_args(runs: Sequence[RunRecord]) -> set[str]:
@@ -464,8 +542,7 @@ def _varying_args(runs: Sequence[RunRecord]) -> set[str]:
 
 
 def _task_label(run: RunRecord, varying: set[str]) -> str:
-    args = run.config.get("task_args", {})
-    extra = ", ".join(f"{k}={_short(args[k])}" for k in sorted(varying) if k in args)
+    extra = _options_label(run, varying)
     return f"{run.task} ({extra})" if extra else run.task
 
 

@@ -10,7 +10,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..runner import sample_values
-from ..stats import StatsInputError, cohens_d, holm, mcnemar, paired_ttest
+from ..stats import (
+    StatsInputError,
+    cohens_d,
+    holm,
+    mcnemar,
+    newcombe_paired_ci,
+    paired_bootstrap_diff,
+    paired_ttest,
+)
 from ..store import RunStore
 from ..tasks import is_binary_metric
 
@@ -27,6 +35,10 @@ class Contrast:
     binary one whose epoch means are not all 0 or 1, the paired t-test with Cohen's
     d_z = mean(a − b) / SD(a − b). The observed values never choose the test.
     ``pvalue_adjusted`` is Holm's adjustment over every contrast reported together.
+    ``ci`` is the 95% interval of mean(a) − mean(b), named by ``ci_method``: Newcombe's
+    square-and-add interval for paired proportions (:func:`ebmeval.stats.newcombe_paired_ci`)
+    where McNemar's test applies, else the percentile bootstrap over samples, the pairs of
+    per-sample values resampled together (:func:`ebmeval.stats.paired_bootstrap_diff`).
     """
 
     scorer: str
@@ -40,6 +52,8 @@ class Contrast:
     statistic: float | None
     pvalue: float | None
     effect_size: float | None
+    ci: tuple[float, float] | None = None
+    ci_method: str = ""
     pvalue_adjusted: float | None = None
     note: str = ""
 
@@ -104,8 +118,14 @@ def _contrast(
     scorer, metric = key
 
     def made(
-        test: str, statistic: float | None, pvalue: float | None, effect: float | None, note: str = ""
+        test: str,
+        statistic: float | None,
+        pvalue: float | None,
+        effect: float | None,
+        note: str = "",
+        interval: tuple[tuple[float, float] | None, str] | None = None,
     ) -> Contrast:
+        ci, ci_method = interval or _bootstrap_interval(x, y)
         return Contrast(
             scorer=scorer,
             metric=metric,
@@ -118,13 +138,15 @@ def _contrast(
             statistic=statistic,
             pvalue=pvalue,
             effect_size=effect,
+            ci=ci,
+            ci_method=ci_method,
             note=note,
         )
 
     whole = np.isin(x, (0.0, 1.0)).all() and np.isin(y, (0.0, 1.0)).all()
     if binary and whole:
         result = mcnemar(x, y, exact=True)
-        return made("mcnemar", result.statistic, result.pvalue, None)
+        return made("mcnemar", result.statistic, result.pvalue, None, interval=_newcombe_interval(x, y))
     note = "binary metric averaged over epochs: paired t on the per-sample means" if binary else ""
     try:
         result = paired_ttest(x, y)
@@ -132,3 +154,19 @@ def _contrast(
     except StatsInputError as exc:  # identical differences: no test is defined
         return made("paired-t", None, None, None, "; ".join(filter(None, (note, str(exc)))))
     return made("paired-t", result.statistic, result.pvalue, effect, note)
+
+
+NEWCOMBE = "Newcombe paired score"
+BOOTSTRAP = "paired bootstrap over samples"
+
+
+def _newcombe_interval(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[tuple[float, float], str]:
+    """Newcombe's interval of mean(x) − mean(y) for paired 0/1 values."""
+    a, b = x == 1.0, y == 1.0
+    counts = (int((a & b).sum()), int((a & ~b).sum()), int((~a & b).sum()), int((~a & ~b).sum()))
+    return newcombe_paired_ci(*counts), NEWCOMBE
+
+
+def _bootstrap_interval(x: NDArray[np.float64], y: NDArray[np.float64]) -> tuple[tuple[float, float] | None, str]:
+    """Percentile bootstrap interval of mean(x) − mean(y), the pairs resampled together (seed 0)."""
+    return paired_bootstrap_diff(x, y, seed=0).ci, BOOTSTRAP

@@ -10,6 +10,7 @@ from .._util.errors import MissingDependencyError
 from ._human import POOLED
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from ..runner import MetricSummary
@@ -40,7 +41,7 @@ def metric_bars(report: Report) -> dict[str, bytes]:
     figures: dict[str, bytes] = {}
     keys = sorted({(m.scorer, m.metric) for s in report.summaries.values() for m in s.metrics if m.group is None})
     for scorer, metric in keys:
-        names, values, low, high, counts, methods = [], [], [], [], [], set()
+        names, values, low, high, counts, methods, chance = [], [], [], [], [], set(), []
         for run in report.runs:
             for m in report.summaries[run.run_id].metrics:
                 if (m.scorer, m.metric) == (scorer, metric) and m.group is None and m.value is not None:
@@ -48,14 +49,16 @@ def metric_bars(report: Report) -> dict[str, bytes]:
                     values.append(m.value)
                     counts.append(m.n)
                     methods.add(m.ci_method)
+                    chance.append(report.chance_of(run.run_id, scorer, metric))
                     ok = m.ci[0] == m.ci[0]
                     low.append(m.value - m.ci[0] if ok else 0.0)
                     high.append(m.ci[1] - m.value if ok else 0.0)
         if not names:  # no run has a value of this metric: no empty plot
             continue
         figure, axis = plt.subplots(figsize=(max(4.0, 1.2 * len(names) + 2), 3.2))
-        bars = axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
-        axis.bar_label(bars, labels=[f"n={n}" for n in counts], label_type="center", color="white", fontsize=8)
+        axis.bar(range(len(names)), values, yerr=[low, high], capsize=4, color="#4C72B0")
+        _n_labels(axis, counts)
+        _chance_marks(axis, chance)
         axis.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
         axis.set_ylabel(metric)
         if methods == {"wilson"}:
@@ -64,6 +67,33 @@ def metric_bars(report: Report) -> dict[str, bytes]:
         axis.spines[["top", "right"]].set_visible(False)
         figures[f"bars-{scorer}-{metric}".replace("/", "_")] = _png(figure)
     return figures
+
+
+def _n_labels(axis: Axes, counts: list[int]) -> None:
+    """Each bar's n at its foot, on a light box: readable on a bar of any height, zero included."""
+    for x, n in enumerate(counts):
+        axis.annotate(
+            f"n={n}",
+            (x, 0),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            color="#222",
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85},
+        )
+
+
+def _chance_marks(axis: Axes, chance: list[float | None]) -> None:
+    """A dashed line across each bar whose metric has a chance level, labelled once in a legend."""
+    label = "chance (1/k options)"
+    for x, level in enumerate(chance):
+        if level is not None:
+            axis.hlines(level, x - 0.45, x + 0.45, colors="#C44E52", linestyles="--", linewidth=1.2, label=label)
+            label = "_nolegend_"
+    if label == "_nolegend_":
+        axis.legend(fontsize=7, loc="upper right")
 
 
 def label_heatmap(report: Report) -> dict[str, bytes]:

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import base64
-import html
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..tables import Table
 from ._build import Report
 from ._plots import all_figures
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
-h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
-table{border-collapse:collapse;margin:1rem 0;font-size:.85rem}
-caption{text-align:left;font-weight:600;padding:.3rem 0}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .6rem;text-align:left}
-th{border-bottom:2px solid #444}td.num{text-align:right;font-variant-numeric:tabular-nums}
-p.note{font-size:.8rem;color:#555;margin:.2rem 0}
-figure{display:inline-block;margin:.5rem 1rem .5rem 0}img{max-width:100%}
-"""
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 
 @dataclass(frozen=True)
@@ -64,16 +57,20 @@ def write_report(report: Report, out: str | Path, *, title: str = "ebmeval repor
 
 
 def _html(title: str, tables: list[Table], figures: dict[str, bytes]) -> str:
-    images = "".join(
-        f'<figure><img alt="{html.escape(stem)}" src="data:image/png;base64,{base64.b64encode(png).decode()}"></figure>'
-        for stem, png in figures.items()
+    """The report page from its template (autoescaped: run labels and notes are text, never markup)."""
+    legend, *rest = tables
+    images = [{"name": stem, "data": base64.b64encode(png).decode()} for stem, png in figures.items()]
+    return _template().render(title=title, legend=legend, tables=rest, figures=images)
+
+
+@cache
+def _template() -> Template:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    environment = Environment(
+        loader=PackageLoader("ebmeval.report", "templates"), autoescape=True, undefined=StrictUndefined
     )
-    sections = "".join(f"<section>{t.html()}</section>" for t in tables)
-    return (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"
-        f"<h2>Figures</h2>{images or '<p>No figures.</p>'}<h2>Tables</h2>{sections}</body></html>"
-    )
+    return environment.get_template("report.html")
 
 
 def _markdown(title: str, tables: list[Table], figures: list[Path]) -> str:

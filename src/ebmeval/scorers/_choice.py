@@ -193,7 +193,14 @@ binary_metrics("multi_answer", "exact_match", "exact_match_lenient")
 
 @scorer("accuracy")
 def accuracy(unparsed: Unparsed = "zero", also_lenient: bool = False) -> Accuracy:
-    """The single-answer accuracy scorer (metric ``accuracy``, and ``accuracy_lenient`` with ``also_lenient``)."""
+    """The single-answer accuracy scorer (metric ``accuracy``, and ``accuracy_lenient`` with ``also_lenient``).
+
+    Metrics:
+        accuracy: 1 when the answer read from the reply is the gold option, else 0 (an unparsed
+            answer scores 0 under ``unparsed=zero`` and is left out under ``unparsed=skip``).
+        accuracy_lenient: accuracy of the answer read by the lenient parser (any option letter or
+            option text in the reply).
+    """
     return Accuracy(unparsed, also_lenient)
 
 
@@ -201,5 +208,14 @@ def accuracy(unparsed: Unparsed = "zero", also_lenient: bool = False) -> Accurac
 def multi_answer(
     unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT, also_lenient: bool = False
 ) -> MultiAnswer:
-    """The multi-answer scorer (metrics ``exact_match``, ``f1``, ``hamming``, ``lca``; ``*_lenient`` too)."""
+    """The multi-answer scorer (metrics ``exact_match``, ``f1``, ``hamming``, ``lca``; ``*_lenient`` too).
+
+    Metrics:
+        exact_match: 1 when the chosen set of options P equals the gold set G, else 0.
+        f1: set F1, 2|P ∩ G| / (|P| + |G|).
+        hamming: Hamming score, |P ∩ G| / |P ∪ G|.
+        lca: the French LCA exam grade: 0 when no option is chosen, an essential option is missing
+            or an unacceptable one chosen, else ``lca_credit[d]`` for d = |P Δ G| discordant options.
+        *_lenient: the same metric on the answer read by the lenient parser.
+    """
     return MultiAnswer(unparsed, lca_credit, also_lenient)

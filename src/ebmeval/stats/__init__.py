@@ -10,7 +10,7 @@ from ._correlation import pearson, spearman
 from ._errors import StatsInputError
 from ._measurement import bland_altman, icc
 from ._multiple import benjamini_hochberg, holm
-from ._proportion import wilson_ci
+from ._proportion import newcombe_paired_ci, wilson_ci
 from ._ranking import bradley_terry, elo_ratings
 from ._results import AdjustedPValues, BlandAltman, Estimate, Ratings, TestResult
 from ._tests import cohens_d, mcnemar, paired_ttest, wilcoxon
@@ -36,6 +36,7 @@ __all__ = [
     "icc",
     "krippendorff_alpha",
     "mcnemar",
+    "newcombe_paired_ci",
     "paired_bootstrap_diff",
     "paired_ttest",
     "pearson",

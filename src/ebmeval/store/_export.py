@@ -15,7 +15,7 @@ from ._store import RunStore
 ExportFormat = Literal["jsonl", "csv", "parquet"]
 
 
-def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
+def export_rows(store: RunStore, run_id: str, *, prompts: bool = False) -> Iterator[dict[str, Any]]:
     """Rows of typed values: sample fields, output, parsed answer, usage and ``<scorer>.<metric>`` columns.
 
     Values keep their types: ``target`` and ``answer`` are a string, a list or null as the task
@@ -23,7 +23,9 @@ def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
     metadata object. A score set with a rationale (a judge's) adds ``<scorer>.explanation``.
     Every generation is a row with an empty ``error``; then every sample × epoch whose last
     attempt failed (no generation) is a row too, with the ``error`` and its ``error_stage``
-    and no output, so an export holds as many rows as the run asked for.
+    and no output, so an export holds as many rows as the run asked for. With ``prompts``, each
+    row has ``calls``: every recorded model call of the sample × epoch, the model's and the
+    judges', as ``{step, role, model, messages, reply}`` with the messages sent.
     """
     scores: dict[tuple[str, int], dict[str, Any]] = defaultdict(dict)
     for sample_id, epoch, scorer, score in store.scores(run_id):
@@ -51,18 +53,47 @@ def export_rows(store: RunStore, run_id: str) -> Iterator[dict[str, Any]]:
             "error": "",
             "error_stage": "",
             **scores.get((sample.id, generation.epoch), {}),
+            **({"calls": model_calls(store, run_id, sample.id, generation.epoch)} if prompts else {}),
         }
     last_errors = {(sample_id, epoch): (stage, error) for sample_id, epoch, stage, error, _at in store.errors(run_id)}
     for (sample_id, epoch), (stage, error) in last_errors.items():
         if (sample_id, epoch) not in generated:
-            yield {"run_id": run_id, "sample_id": sample_id, "epoch": epoch, "error": error, "error_stage": stage}
+            calls = {"calls": model_calls(store, run_id, sample_id, epoch)} if prompts else {}
+            yield {
+                "run_id": run_id,
+                "sample_id": sample_id,
+                "epoch": epoch,
+                "error": error,
+                "error_stage": stage,
+                **calls,
+            }
 
 
-def export_run(store: RunStore, run_id: str, fmt: ExportFormat, out: str | Path) -> int:
-    """Write the run to ``out`` in ``fmt``; returns the number of rows."""
+def model_calls(store: RunStore, run_id: str, sample_id: str, epoch: int) -> list[dict[str, Any]]:
+    """The recorded model calls of one sample × epoch: step, role, model, the messages sent and the reply text."""
+    calls = []
+    for step, payload in store.steps(run_id, sample_id, epoch):
+        if "messages" not in payload:
+            continue
+        output = payload.get("output")
+        reply = output.get("text") if isinstance(output, dict) else output
+        calls.append(
+            {
+                "step": step,
+                "role": payload.get("role"),
+                "model": payload.get("model"),
+                "messages": [{"role": m.get("role"), "content": m.get("content")} for m in payload["messages"]],
+                "reply": None if reply is None else str(reply),
+            }
+        )
+    return calls
+
+
+def export_run(store: RunStore, run_id: str, fmt: ExportFormat, out: str | Path, *, prompts: bool = False) -> int:
+    """Write the run to ``out`` in ``fmt`` (with each row's model calls when ``prompts``); returns the row count."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    rows = export_rows(store, store.get_run(run_id).run_id)
+    rows = export_rows(store, store.get_run(run_id).run_id, prompts=prompts)
     if fmt == "jsonl":
         count = 0
         with path.open("w", encoding="utf-8") as handle:

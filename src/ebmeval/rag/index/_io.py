@@ -6,7 +6,7 @@ import hashlib
 import json
 import shutil
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -172,6 +172,7 @@ def build_index(
     engine: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     ray_workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
     **options: Any,
 ) -> IndexManifest:
     """Index ``corpus`` (documents, or a corpus folder from :func:`ingest`) with ``retriever`` into ``output``.
@@ -187,7 +188,8 @@ def build_index(
 
     ``engine="ray"`` (dense retrievers over a corpus folder) encodes the shards with a pool
     of ``ray_workers`` encoder actors on the Ray cluster at ``ray_address`` (default: a local
-    Ray runtime); the index is the same as the local build's.
+    Ray runtime); the index is the same as the local build's. ``progress(done, total)`` is told
+    of the documents encoded by retrievers that encode (dense, and hybrid's dense component).
     """
     folder = Path(output)
     if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
@@ -200,6 +202,8 @@ def build_index(
         shutil.rmtree(folder)
     cls = retrievers.get(retriever)
     options = check_options(retriever, cls.disk_options(), options)
+    if progress is not None and cls.reports_progress():
+        options["progress"] = progress
     if engine == "ray":
         options = {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
     elif engine != "local":

@@ -75,6 +75,11 @@ class IndexedRetriever(ABC):
         """The callable whose keyword-only parameters are this retriever's options when built on disk."""
         return cls.build_on_disk if "build_on_disk" in vars(cls) else cls.build
 
+    @classmethod
+    def reports_progress(cls) -> bool:
+        """Whether its disk build takes ``progress``, a ``(done, total)`` callback of the documents encoded."""
+        return "progress" in inspect.signature(cls.disk_options()).parameters
+
     @abstractmethod
     def params(self) -> dict[str, Any]:
         """The build parameters, JSON-serialisable; ``load`` receives them back."""

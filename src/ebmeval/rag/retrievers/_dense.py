@@ -140,7 +140,7 @@ class Encoder:
 
     def encode(self, texts: Sequence[str], *, progress: ProgressFn | None = None) -> npt.NDArray[np.float32]:
         """Embed ``texts`` in batches of ``batch_size``; rows are L2-normalised, so a dot product is the cosine."""
-        block = self.batch_size * 16
+        block = self.batch_size * 4  # a progress report every few batches
         parts: list[npt.NDArray[np.float32]] = []
         for start in range(0, len(texts), block):
             parts.append(
@@ -400,7 +400,13 @@ class DenseRetriever(IndexedRetriever):
         texts = (document_prefix + index_text(d) for d in documents)
         if encode is None:
             shards = encode_shards(
-                texts, folder, encoder.encode, identity, shard_size=shard_size, progress=progress, total=len(documents)
+                texts,
+                folder,
+                lambda batch, within: encoder.encode(batch, progress=within),
+                identity,
+                shard_size=shard_size,
+                progress=progress,
+                total=len(documents),
             )
         else:
             shards = prepare_shards(folder, identity, shard_size)

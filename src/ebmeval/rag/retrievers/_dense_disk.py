@@ -59,7 +59,7 @@ class Shards:
 def encode_shards(
     texts: Iterable[str],
     folder: Path,
-    encode: Callable[[list[str]], npt.NDArray[np.float32]],
+    encode: Callable[[list[str], Callable[[int, int], None] | None], npt.NDArray[np.float32]],
     identity: dict[str, Any],
     *,
     shard_size: int,
@@ -70,26 +70,32 @@ def encode_shards(
 
     Shards already on disk are kept (their texts are skipped, not encoded) when
     ``shards.json`` records the same ``identity`` (encoder fingerprint, prefix, corpus) and
-    shard size; otherwise the folder's shards are discarded.
+    shard size; otherwise the folder's shards are discarded. ``encode(texts, progress)``
+    reports texts encoded within a shard; ``progress(done, total)`` receives the corpus-wide
+    count, first the documents of the shards kept.
     """
     shards = prepare_shards(folder, identity, shard_size)
     done = len(shards.files())
+    if progress is not None:
+        progress(min(done * shard_size, total), total)
     batch: list[str] = []
     index = 0
+
+    def flush() -> None:
+        start = (done + index) * shard_size
+        within = None if progress is None else (lambda n, _of: progress(start + n, total))
+        write_shard(shards, done + index, encode(batch, within))
+
     for position, text in enumerate(texts):
         if position < done * shard_size:
             continue
         batch.append(text)
         if len(batch) == shard_size:
-            write_shard(shards, done + index, encode(batch))
+            flush()
             index += 1
             batch = []
-            if progress is not None:
-                progress((done + index) * shard_size, total)
     if batch:
-        write_shard(shards, done + index, encode(batch))
-        if progress is not None:
-            progress(done * shard_size + index * shard_size + len(batch), total)
+        flush()
     return shards
 
 

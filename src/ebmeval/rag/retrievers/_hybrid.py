@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -88,14 +88,20 @@ class HybridRetriever(IndexedRetriever):
         weights: Sequence[float] | None = None,
         normalization: Normalization = "minmax",
         depth: int = 100,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Self:
-        """Build each component on disk (streamed where it streams) in its sub-folder ``<position>-<name>``."""
+        """Build each component on disk (streamed where it streams) in its sub-folder ``<position>-<name>``.
+
+        ``progress`` goes to the components that report it (the dense encoders).
+        """
         built: list[tuple[str, IndexedRetriever]] = []
         for position, (name, options) in enumerate(components):
             if name == "hybrid":
                 raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
             component = retrievers.get(name)
             checked = check_options(name, component.disk_options(), options)
+            if progress is not None and component.reports_progress():
+                checked["progress"] = progress
             sub = folder / _folder(position, name)
             sub.mkdir(parents=True, exist_ok=True)
             built.append((name, component.build_on_disk(documents, sub, **checked)))
