@@ -174,6 +174,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("docs")
     (root / CACHE).mkdir()
     for name in ("models", "engines"):  # the large files built once, as tests/conftest.py links them
+        (USER_CACHE / name).mkdir(parents=True, exist_ok=True)
         (root / CACHE / name).symlink_to(USER_CACHE / name, target_is_directory=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EBMEVAL_CACHE_DIR", str(root / CACHE))
@@ -235,9 +236,9 @@ def test_documented_command_runs(
 ) -> None:
     _root, runs = workdir
     page = pages[source]
-    monkeypatch.chdir(page.folder)
+    monkeypatch.chdir(page.folder)  # where default_roles builds a task that reads a file the page names
     monkeypatch.setenv("EBMEVAL_CACHE_DIR", str(page.folder / CACHE))
-    mine = [i for i, (s, c) in enumerate(COMMANDS) if s == source and c not in ILLUSTRATIVE]
+    mine = [i for i, page_source, _command in RUN if page_source == source]
     position = mine.index(index)
     for earlier in mine[page.ran : position]:
         run_documented(source, COMMANDS[earlier][1], page.folder, runs)
