@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
 from ebmeval.store import RunStore
 from ebmeval.tasks import SampleContext, create_task
+from tests.helpers.cli import ebmeval
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"
@@ -78,3 +81,26 @@ def test_runs_end_to_end_without_scorers(tmp_path: Path) -> None:
     store = RunStore(store_path)
     assert store.count_generations(result.run.run_id) == (3, 0)
     store.close()
+
+
+def test_a_long_form_run_prints_the_command_that_judges_it_next(tmp_path: Path) -> None:
+    made = ebmeval(
+        "run", "--task", "lfqa/liveqa", "--model", "scripted:Rest and drink fluids.", "--limit", "2", cwd=tmp_path
+    )
+    assert made.returncode == 0, made.stderr
+    (run_id,) = [r.run_id for r in RunStore(tmp_path / "runs" / "ebmeval.sqlite", read_only=True).list_runs()]
+    (hint,) = [line for line in made.stderr.splitlines() if line.startswith("Next:")]
+    rescore = f"ebmeval rescore {run_id} --scorer judge/reference-0-5 --role judge=local"
+    arena = f"ebmeval arena {run_id} RUN_B --role judge=local, RUN_B another model's run of lfqa/liveqa"
+    assert hint == f"Next: lfqa/liveqa computes no metric; {rescore}, or {arena}"
+    command = [arg.replace("judge=local", "judge=scripted:Score: 4") for arg in shlex.split(rescore)[1:]]
+    judged = ebmeval(*command, cwd=tmp_path)
+    assert judged.returncode == 0, judged.stderr
+    assert "reference" in judged.stdout and "4.000" in judged.stdout and "Next:" not in judged.stderr
+    as_json = ebmeval(
+        "run", "--task", "lfqa/healthsearchqa", "--model", "scripted:Rest.", "--limit", "1", "--json", cwd=tmp_path
+    )
+    step = json.loads(as_json.stdout)["invocation"]["next_step"]
+    assert step.startswith("ebmeval arena ") and step.endswith("RUN_B another model's run of lfqa/healthsearchqa")
+    scored = ebmeval("run", "--task", "pubmedqa", "--model", "scripted:Answer: yes", "--limit", "1", cwd=tmp_path)
+    assert scored.returncode == 0 and "Next:" not in scored.stderr

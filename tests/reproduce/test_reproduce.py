@@ -86,6 +86,10 @@ def test_list_shows_presets_with_version_coverage_and_limits(tmp_path: Path) -> 
         (("caremedeval",), "name at least one model"),
         (("caremedevl", "--model", "baseline/random"), "Unknown preset 'caremedevl'"),
         (("caremedeval", "--model", "baseline/random", "--paper-row", "oops"), "expected SPEC=ROW"),
+        (
+            ("caremedeval", "--model", "baseline/random", "--paper-row", "baseline/first-option=GPT4.1"),
+            "--paper-row names 'baseline/first-option', which no --model runs",
+        ),
         (("caremedeval", "--model", "baseline/random", "--preset-arg", "x=1"), "takes no --preset-arg 'x'"),
         (("caremedeval", "--model", "baseline/random", "--task-arg", "context=none"), "No such option"),
         (("caremedeval", "--model", "baseline/random", "--input", "retrieval=ix"), "No such option"),

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -221,3 +222,14 @@ async def test_arun_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
     assert again.run.run_id == first.run.run_id and again.progress.resumed == 3
     with pytest.raises(UsageError, match=r"inside a running event loop \(a notebook\): use await ebmeval.arun"):
         ebmeval.run(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
+
+
+def test_a_task_without_scorers_says_what_to_run_next(tmp_path: Path) -> None:
+    scored = run(config(tmp_path), task=toy_task(2), models={"model": scripted_model()})
+    assert scored.next_step is None
+    bare = dataclasses.replace(toy_task(2), scorers=[])
+    plain = run(config(tmp_path), task=bare, models={"model": scripted_model()})
+    assert plain.next_step == f"ebmeval rescore {plain.run.run_id} --scorer SCORER (ebmeval list scorers names them)"
+    own = dataclasses.replace(bare, next_step="ebmeval arena {run} RUN_B --role judge=local # {task}")
+    told = run(config(tmp_path), task=own, models={"model": scripted_model()})
+    assert told.next_step == f"ebmeval arena {told.run.run_id} RUN_B --role judge=local # toy"

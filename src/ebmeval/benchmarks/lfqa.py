@@ -121,7 +121,14 @@ def _task(name: str, samples: list[Sample], workflow: LongFormAnswer, source: st
         generate_config=workflow.generate_config,
         reasoning_generate_config=workflow.reasoning_config,
         metadata={"card": "docs/tasks/lfqa.md", "source": source},
+        next_step=f"{RESCORE}, or {ARENA}" if any(s.target for s in samples) else ARENA,
     )
+
+
+ARENA = "ebmeval arena {run} RUN_B --role judge=local, RUN_B another model's run of {task}"
+"""The next step of a long-form run: the pairwise arena (MRAG's evaluation)."""
+RESCORE = "ebmeval rescore {run} --scorer judge/reference-0-5 --role judge=local"
+"""The next step of a long-form run with reference answers: a judge scoring each answer against them."""
 
 
 @task("lfqa/liveqa")

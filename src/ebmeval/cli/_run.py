@@ -174,6 +174,9 @@ def _run_one(
         f"{result.progress.cache_hits}/{result.progress.model_calls} model calls cached, "
         f"{result.elapsed:.1f} s"
     )
+    if result.next_step:  # one line, unwrapped, so the command can be copied
+        next_step = f"Next: {result.run.task} computes no metric; {result.next_step}"
+        console.print(next_step, markup=False, highlight=False, soft_wrap=True)
     return summary, result
 
 
@@ -187,6 +190,7 @@ def _json_payload(summary: Any, result: Any) -> dict[str, Any]:
         "cache_hits": result.progress.cache_hits,
         "elapsed": result.elapsed,
         "notes": result.notes,
+        "next_step": result.next_step,
     }
     return payload
 

@@ -136,12 +136,16 @@ def reproduce(
 
     Every condition × model is an ordinary run in the run store: a second call with the same
     arguments resumes or reuses them. ``options`` are the user's values of the preset's options
-    (``Preset.options``); an unknown one, or a required one that a chosen condition lacks, is a
-    ``UsageError`` before any run starts. ``run`` runs one config, given with a label naming the
-    condition and model (the CLI passes one that shows progress); by default ``ebmeval.run``.
+    (``Preset.options``); an unknown one, a required one that a chosen condition lacks, or a row of
+    ``rows`` for a model not in ``models`` is a ``UsageError`` before any run starts. ``run`` runs
+    one config, given with a label naming the condition and model (the CLI passes one that shows
+    progress); by default ``ebmeval.run``.
     """
     if not models:
         raise UsageError("name at least one model with --model SPEC")
+    strangers = [spec for spec in rows or {} if spec not in models]
+    if strangers:
+        raise UsageError(f"--paper-row names {strangers[0]!r}, which no --model runs (models: {', '.join(models)})")
     given_options = dict(options or {})
     chosen = [preset.condition(n) for n in conditions] if conditions else preset.default_conditions(given_options)
     preset.check_options(given_options, chosen)

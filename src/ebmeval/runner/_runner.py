@@ -74,6 +74,8 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
     """What the user should know about how the run was made: a role played by the model under
     evaluation because none was given, a server answering as another model."""
+    next_step: str | None = None
+    """What to run next when the task computes no metric itself (``next_step``), else ``None``."""
 
 
 def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
@@ -331,7 +333,14 @@ async def arun(
         sample_ids={s.id for s in samples},
         score_sets=score_sets,
         notes=notes,
+        next_step=None if task.scorers else next_step(task, run_id),
     )
+
+
+def next_step(task: Task, run_id: str) -> str:
+    """The command to run after a run of ``task``, which has no scorer: its own, else a rescore."""
+    command = task.next_step or "ebmeval rescore {run} --scorer SCORER (ebmeval list scorers names them)"
+    return command.format(run=run_id, task=task.name)
 
 
 async def preflight(models: dict[str, Model]) -> None:

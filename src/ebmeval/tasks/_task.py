@@ -141,6 +141,9 @@ class Task:
     the run's identity, and a run that sets one says it was ignored."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """Data card facts: source, licence, size."""
+    next_step: str | None = None
+    """For a task with no scorer (its answers are judged afterwards), the command to run next:
+    ``{run}`` stands for the run's id, ``{task}`` for the task's name. A run prints it."""
 
 
 def identified_by_content(task: Task, identities: Mapping[str, str | None]) -> Task:
