@@ -165,3 +165,14 @@ def test_s_rag_runs_over_a_user_index_at_k_5_and_10(tmp_path: Path) -> None:
     )
     assert refused.returncode == 2 and "reranker is taken by no condition that runs" in refused.stderr
     assert "need --preset-arg retrieval=" in refused.stderr
+
+
+def test_a_study_with_no_human_scores_of_the_runs_is_named_in_tables_3_and_4(tmp_path: Path) -> None:
+    """Before: a misspelt or unimported study printed empty Tables 3-4 and no word why."""
+    args = ["reproduce", "medmeta", "--model", f"scripted:{UNDER_TEST}", "--role", "judge=scripted:Score: 3"]
+    args += ["--condition", "P-ZS", "--limit", "1", "--preset-arg", "study=medmeta-hman", "--json"]
+    done = ebmeval(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    for name in ("Table 3", "Table 4"):
+        assert any("study medmeta-hman has no human scores" in n for n in table(payload, name)["notes"]), name

@@ -191,6 +191,14 @@ def _scores(
     return human, judged, keys, score_sets
 
 
+def _unmatched(study: str, keys: Mapping[tuple[str, str], list[Key]]) -> list[str]:
+    """A note when ``study`` holds no human score of any run reproduced: a misspelt or unimported study."""
+    if keys:
+        return []
+    return [f"study {study} has no human scores (field 'score') of these runs in this store: "
+            "check its name, and import it with ebmeval annotate import"]  # fmt: skip
+
+
 def _no_study(title: str, source: str) -> TracedTable:
     table = Table(f"{title} ({source})", ["note"])
     table.add("needs human scores: --preset-arg study=SLUG, imported with ebmeval annotate import")
@@ -240,6 +248,7 @@ def table_3(reproduction: Reproduction) -> TracedTable:
         pooled = agreement(POOLED, sorted(k for found in keys.values() for k in found), human, judged)
         r, bias = _r_bias(pooled)
         table.add(POOLED, "", "", pooled.n_pairs, r, None, None, bias, None, None, _loa(pooled), "")
+    table.notes += _unmatched(study, keys)
     table.notes += [SIGN, "paper: published values from Table 3; Δ = ours − paper; the paper pools no conditions"]
     table.notes += [f"{c.model} · {c.condition}: run {c.run_id}, {c.score_set}" for c in cells[::2]]
     return TracedTable(table, cells)
@@ -316,6 +325,7 @@ def table_4(reproduction: Reproduction) -> TracedTable:
             _add_contrast(table, hypothesis, label, row, judge, contrast)
             if contrast.note:
                 table.notes.append(f"{hypothesis} {label} ({judge}): {contrast.note}")
+    table.notes += _unmatched(study, keys)
     table.notes += [
         "a − b on the items both conditions have; Human: per item the mean of the annotators; "
         "paired t, Cohen's d_z = mean(d) / SD(d) (ebmeval.report.human_contrast); sig: p < 0.05",
