@@ -200,7 +200,7 @@ def _tokenizer(checkpoint: BleurtCheckpoint, field: str) -> _Tokenizer:
         import sentencepiece
 
         sp = sentencepiece.SentencePieceProcessor(model_file=str(checkpoint.tokenizer))
-        special = [sp.piece_to_id(t) for t in ("[CLS]", "[SEP]")]
+        special: list[int | None] = [sp.piece_to_id(t) for t in ("[CLS]", "[SEP]")]
         ids: Callable[[str], list[int]] = sp.encode
         unknown, size = sp.unk_id(), sp.get_piece_size()
     else:
@@ -210,9 +210,10 @@ def _tokenizer(checkpoint: BleurtCheckpoint, field: str) -> _Tokenizer:
         special = [wordpiece.token_to_id(t) for t in ("[CLS]", "[SEP]")]
         ids = lambda text: wordpiece.encode(text, add_special_tokens=False).ids  # noqa: E731
         unknown, size = None, wordpiece.get_vocab_size()
-    if any(i is None or i == unknown for i in special):
+    cls, sep = special
+    if cls is None or sep is None or unknown in (cls, sep):
         raise ConfigError(field, f"{checkpoint.tokenizer}: the vocabulary has no [CLS] or [SEP] token")
-    return _Tokenizer(ids, special[0], special[1], size)
+    return _Tokenizer(ids, cls, sep, size)
 
 
 def _gelu_tanh(x: Any) -> Any:
