@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from ..prompts import add_template
 from ..scorers import TripletF1, triplet_parser
 from ..tasks import Sample, Task, task
 from ..workflows import FreeFormWorkflow, Strategy
@@ -50,8 +51,10 @@ CHEMPROT_TYPES = {
     "UPREGULATOR": "the chemical directly raises the protein's activity or amount",
 }
 
-PROMPT_VERSION = 1
-PROMPT = """{instruction}
+PROMPT = add_template(
+    "extraction/relations",
+    1,
+    """{instruction}
 
 Relation types:
 {types}
@@ -60,7 +63,9 @@ Sentence: {text}
 {entities}
 Answer with one line per relation, in the form: {form}
 Use the entity names exactly as they are written in the sentence.
-If the sentence states no such relation, answer: none"""
+If the sentence states no such relation, answer: none""",
+    "The relation-extraction tasks: the instruction, the relation types, the sentence and its entities.",
+)
 ENTITIES = "Entities: {names}\n"
 MAX_TOKENS = 256
 """Reply budget of ``direct``; the reasoning strategies add room for the reasoning."""
@@ -98,14 +103,14 @@ class ExtractionWorkflow(FreeFormWorkflow):
 
     def prompt_shaping(self) -> list[Any]:
         """The prompt's version, wording and entity listing."""
-        return [PROMPT_VERSION, self.instruction, self.types, self.form, self.entities]
+        return [PROMPT.version, self.instruction, self.types, self.form, self.entities]
 
     def task_prompt(self, sample: Sample) -> str:
         """The extraction prompt for ``sample``."""
         names = sample.metadata.get("entity_names", [])
         listed = ENTITIES.format(names="; ".join(names)) if self.entities and names else ""
         types = "\n".join(f"- {name}: {definition}" for name, definition in self.types.items())
-        return PROMPT.format(
+        return PROMPT.render(
             instruction=self.instruction, types=types, text=sample.input, entities=listed, form=self.form
         )
 

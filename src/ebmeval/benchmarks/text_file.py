@@ -9,7 +9,7 @@ from .._util.errors import ConfigError, DataError
 from .._util.hashing import stable_hash
 from ..judges import ask
 from ..models import GenerateConfig
-from ..prompts import add_template
+from ..prompts import add_judge_template
 from ..scorers.text import rouge_l
 from ..synthesis import parse_score
 from ..tasks import Document, Generation, Sample, SampleContext, Score, Scorer, Task, read_rows, scorer, task
@@ -18,7 +18,7 @@ from .mcq_file import file_digest
 
 FIELDS = ("id", "question", "reference", "context", "metadata")
 """The fields of a free-text item; ``fields=`` maps them to a file's own names."""
-REFERENCE_JUDGE = add_template(
+REFERENCE_JUDGE = add_judge_template(
     "judge/reference",
     1,
     "You grade an answer to a question against the reference answer an expert wrote.\n\nQuestion:\n{question}\n\n"
@@ -27,7 +27,7 @@ REFERENCE_JUDGE = add_template(
     "Rationale: <one or two sentences>\nScore: <0-5>",
     "judge/reference-0-5: agreement of a free-text answer with the reference answer.",
 )
-REFERENCE_RETRY = add_template(
+REFERENCE_RETRY = add_judge_template(
     "judge/reference-retry",
     1,
     'Your reply did not end with a line "Score: <0-5>". Give only that line.',
