@@ -135,18 +135,13 @@ def load_ddi(subset: Subset = "all") -> list[Sample]:
         if subset == "positive" and not record["triplets"]:
             continue
         samples.append(
-            Sample(
-                id=record["id"],
-                input=record["text"],
-                target=[" | ".join(t) for t in record["triplets"]],
-                metadata={
-                    "triplets": record["triplets"],
-                    "entities": record["entities"],
-                    "entity_names": _unique([e["text"] for e in record["entities"]]),
-                    "source": record["source"],
-                    "document": record.get("document"),
-                    "pairs": record["pairs"],
-                },
+            _sentence(
+                record,
+                [e["text"] for e in record["entities"]],
+                entities=record["entities"],
+                source=record["source"],
+                document=record.get("document"),
+                pairs=record["pairs"],
             )
         )
     return samples
@@ -157,18 +152,19 @@ def load_chemprot() -> list[Sample]:
     samples = []
     for line, record in enumerate(read_records(CHEMPROT_DATA), start=1):
         require(record, ("id", "text", "entities", "triplets"), CHEMPROT_DATA, line)
-        samples.append(
-            Sample(
-                id=record["id"],
-                input=record["text"],
-                target=[" | ".join(t) for t in record["triplets"]],
-                metadata={
-                    "triplets": record["triplets"],
-                    "entity_names": _unique(record["entities"]),
-                },
-            )
-        )
+        samples.append(_sentence(record, record["entities"]))
     return samples
+
+
+def _sentence(record: dict[str, Any], names: list[str], **metadata: Any) -> Sample:
+    """A sentence with its gold triplets (target: one ``a | relation | b`` string each) and entity names."""
+    triplets = record["triplets"]
+    return Sample(
+        id=record["id"],
+        input=record["text"],
+        target=[" | ".join(t) for t in triplets],
+        metadata={"triplets": triplets, "entity_names": _unique(names), **metadata},
+    )
 
 
 def _task(name: str, samples: list[Sample], workflow: ExtractionWorkflow, args: dict[str, Any]) -> Task:
