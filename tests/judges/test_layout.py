@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ebmeval.benchmarks  # noqa: F401  (registers every built-in task's templates)
 from ebmeval import arena, factuality, judges, scorers, synthesis
+from ebmeval.benchmarks import text_file
 from ebmeval.judges import json_in_text, json_values
 from ebmeval.prompts import JUDGE_TEMPLATES, templates
 
@@ -15,6 +16,7 @@ def test_built_in_judges_live_beside_the_judge_core() -> None:
         judges.StepsWithReference,
         judges.FactualityJudge,
         judges.parse_pairwise,
+        judges.ReferenceJudge,
     ]
     assert {j.__module__.rsplit(".", 1)[0] for j in built_in} == {"ebmeval.judges"}
     assert len({j.__module__ for j in built_in}) == len(built_in)  # one module each
@@ -25,6 +27,7 @@ def test_the_judges_stay_importable_where_they_were() -> None:
     assert factuality.FactualityJudge is judges.FactualityJudge and factuality.Verdict is judges.FactualityVerdict
     assert arena.parse_pairwise is judges.parse_pairwise and arena.PAIRWISE is judges.PAIRWISE
     assert scorers.judges.StepsWithReference is judges.StepsWithReference
+    assert text_file.ReferenceJudge is judges.ReferenceJudge
 
 
 def test_every_judge_template_is_in_the_one_registry() -> None:
