@@ -14,7 +14,8 @@ from uvicorn.logging import AccessFormatter
 
 from ebmeval._util.errors import UsageError
 from ebmeval.annotate import make_engine, revoke
-from ebmeval.annotate._app import _highlight, create_app
+from ebmeval.annotate._app import create_app
+from ebmeval.annotate._calibration import _highlight
 from ebmeval.annotate._logs import RedactTokens, redact
 from ebmeval.annotate._models import AccessSession, utcnow
 from ebmeval.annotate._security import new_token

@@ -45,7 +45,7 @@ def export(db: str, study: str, path: str | Path | None = None, *, fmt: Literal[
     Returns:
         The exported text.
     """
-    from ._app import ratings_csv, ratings_json
+    from ._admin import ratings_csv, ratings_json
 
     if fmt not in ("csv", "json"):
         raise ConfigError("format", f"must be 'csv' or 'json', got {fmt!r}")

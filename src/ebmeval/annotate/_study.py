@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from .._util.errors import ConfigError, DataError, UsageError
 from ..tasks import read_jsonl
-from ._design import latin_square_plan
+from ._design import PlannedTask, latin_square_plan
 from ._forms import EXPERT_STEPS, Form, build_form
 from ._models import (
     Annotator,
@@ -313,13 +313,7 @@ def create_study(
         seed: Seed of the assignment.
         limit: Keep only the first ``limit`` items.
     """
-    if not slug or not all(ch.isalnum() or ch in "-_" for ch in slug) or len(slug) > 64:
-        raise ConfigError("slug", f"use 1-64 letters, digits, '-' or '_' (got {slug!r})")
-    names = [a.strip() for a in annotators]
-    if not names or any(not a for a in names) or len(set(names)) != len(names):
-        raise ConfigError("annotators", "give distinct, non-empty annotator names")
-    if not 0 < pass_threshold <= 1:
-        raise ConfigError("pass_threshold", f"must be in (0, 1], got {pass_threshold}")
+    names = _check_settings(slug, annotators, pass_threshold)
     if form == "rubric" and runs and store is not None:
         form = judged_rubric(store, runs)
     if form == EXPERT_STEPS and (checklist is not None or calibration is not None):
@@ -327,6 +321,49 @@ def create_study(
             "form", "the 'expert-steps' form takes each item's own steps: no --checklist-step, no calibration"
         )
     spec = build_form(form, tuple(checklist) if checklist is not None else None) if form != EXPERT_STEPS else None
+    items, systems, run_of, skipped = _gather_items(runs, store, files)
+    if limit is not None:
+        items = items[:limit]
+    if form == EXPERT_STEPS and (bare := [i.key for i in items if not i.steps]):
+        raise UsageError(f"the 'expert-steps' form needs every item's steps; none for item '{bare[0]}'")
+    gold = read_calibration(calibration, spec) if calibration is not None and spec is not None else []
+    if calibration_size is not None and not 1 <= calibration_size <= len(gold):
+        raise ConfigError(
+            "calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {calibration_size}"
+        )
+    plan = latin_square_plan(
+        len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task if spec else None
+    )
+    study = Study(
+        slug=slug,
+        title=title or slug,
+        form=form,
+        checklist=list(checklist) if checklist is not None else None,
+        k=k,
+        seed=seed,
+        pass_threshold=pass_threshold,
+        calibration_size=calibration_size,
+    )
+    admin_token, tokens = _write_study(db, study, _Contents(items, systems, run_of, names, gold, plan))
+    return StudyInvitations(slug, admin_token, tokens, len(items), len(plan), tuple(skipped))
+
+
+def _check_settings(slug: str, annotators: Sequence[str], pass_threshold: float) -> list[str]:
+    """The annotator names, once the slug, the names and the pass threshold are valid."""
+    if not slug or not all(ch.isalnum() or ch in "-_" for ch in slug) or len(slug) > 64:
+        raise ConfigError("slug", f"use 1-64 letters, digits, '-' or '_' (got {slug!r})")
+    names = [a.strip() for a in annotators]
+    if not names or any(not a for a in names) or len(set(names)) != len(names):
+        raise ConfigError("annotators", "give distinct, non-empty annotator names")
+    if not 0 < pass_threshold <= 1:
+        raise ConfigError("pass_threshold", f"must be in (0, 1], got {pass_threshold}")
+    return names
+
+
+def _gather_items(
+    runs: Sequence[str], store: str | Path | None, files: Sequence[str | Path]
+) -> tuple[list[SourceItem], list[str], dict[str, str], list[str]]:
+    """The items of the runs and files, the systems, each run system's run id, and the skipped samples."""
     items: list[SourceItem] = []
     systems: list[str] = []
     run_of: dict[str, str] = {}
@@ -352,67 +389,67 @@ def create_study(
         raise UsageError("no items: give runs with a common sample, or item files")
     if len({i.key for i in items}) != len(items):
         raise UsageError("item ids repeat across the runs and files")
-    if limit is not None:
-        items = items[:limit]
-    if form == EXPERT_STEPS and (bare := [i.key for i in items if not i.steps]):
-        raise UsageError(f"the 'expert-steps' form needs every item's steps; none for item '{bare[0]}'")
-    gold = read_calibration(calibration, spec) if calibration is not None and spec is not None else []
-    if calibration_size is not None and not 1 <= calibration_size <= len(gold):
-        raise ConfigError(
-            "calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {calibration_size}"
-        )
-    plan = latin_square_plan(
-        len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task if spec else None
-    )
+    return items, systems, run_of, skipped
 
+
+@dataclass
+class _Contents:
+    """What a new study is filled with."""
+
+    items: list[SourceItem]
+    systems: list[str]
+    run_of: dict[str, str]
+    annotators: list[str]
+    gold: list[dict[str, Any]]
+    plan: list[PlannedTask]
+
+
+def _write_study(db: str, study: Study, contents: _Contents) -> tuple[str, dict[str, str]]:
+    """Store ``study`` with its systems, items, annotators, gold examples and assignments.
+
+    Returns the admin token and each annotator's invitation token (only their hashes are stored).
+    """
     engine = make_engine(db)
     admin_token = new_token()
-    tokens = {name: new_token() for name in names}
+    tokens = {name: new_token() for name in contents.annotators}
+    study.admin_hash = hash_token(admin_token)
     with Session(engine) as session:
         signing_secret(session)
-        if session.scalar(select(Study).where(Study.slug == slug)) is not None:
-            raise UsageError(f"a study '{slug}' exists already in {db}")
-        study = Study(
-            slug=slug,
-            title=title or slug,
-            form=form,
-            checklist=list(checklist) if checklist is not None else None,
-            k=k,
-            seed=seed,
-            pass_threshold=pass_threshold,
-            calibration_size=calibration_size,
-            admin_hash=hash_token(admin_token),
-        )
+        if session.scalar(select(Study).where(Study.slug == study.slug)) is not None:
+            raise UsageError(f"a study '{study.slug}' exists already in {db}")
         session.add(study)
-        system_rows = [System(study=study, name=s, run_id=run_of.get(s)) for s in systems]
+        system_rows = [System(study=study, name=s, run_id=contents.run_of.get(s)) for s in contents.systems]
         session.add_all(system_rows)
-        item_rows = []
-        for src in items:
-            item = Item(
-                study=study,
-                item_key=src.key,
-                question=src.question,
-                reference=src.reference,
-                sources=src.sources,
-                epoch=src.epoch,
-                steps=src.steps if form == EXPERT_STEPS else None,
-            )
-            item.candidates = [Candidate(system=s, text=src.candidates[s.name]) for s in system_rows]
-            item_rows.append(item)
+        item_rows = [_item(study, src, system_rows) for src in contents.items]
         session.add_all(item_rows)
-        people = [Annotator(study=study, name=n, token_hash=hash_token(tokens[n])) for n in names]
+        people = [Annotator(study=study, name=n, token_hash=hash_token(tokens[n])) for n in contents.annotators]
         session.add_all(people)
-        for i, g in enumerate(gold):
+        for i, g in enumerate(contents.gold):
             study.calibration.append(CalibrationItem(position=i, **g))
-        for task in plan:
+        for task in contents.plan:
             item = item_rows[task.item]
             by_system = {c.system.name: c for c in item.candidates}
             assignment = Assignment(item=item, position=task.position + 1)
             people[task.annotator].assignments.append(assignment)
             assignment.shown = [
-                Shown(candidate=by_system[systems[s]], slot=slot, public_id=secrets.token_urlsafe(12))
+                Shown(candidate=by_system[contents.systems[s]], slot=slot, public_id=secrets.token_urlsafe(12))
                 for slot, s in enumerate(task.systems)
             ]
         session.commit()
     engine.dispose()
-    return StudyInvitations(slug, admin_token, tokens, len(items), len(plan), tuple(skipped))
+    return admin_token, tokens
+
+
+def _item(study: Study, src: SourceItem, systems: list[System]) -> Item:
+    """The study's item of ``src``, with one candidate per system."""
+    item = Item(
+        study=study,
+        item_key=src.key,
+        question=src.question,
+        reference=src.reference,
+        sources=src.sources,
+        epoch=src.epoch,
+        steps=src.steps if study.form == EXPERT_STEPS else None,
+    )
+    item.candidates = [Candidate(system=s, text=src.candidates[s.name]) for s in systems]
+    return item

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from ..prompts import add_template
 from ..scorers import TripletF1, triplet_parser
 from ..tasks import Sample, Task, task
 from ..workflows import FreeFormWorkflow, Strategy
@@ -50,8 +51,10 @@ CHEMPROT_TYPES = {
     "UPREGULATOR": "the chemical directly raises the protein's activity or amount",
 }
 
-PROMPT_VERSION = 1
-PROMPT = """{instruction}
+PROMPT = add_template(
+    "extraction/relations",
+    1,
+    """{instruction}
 
 Relation types:
 {types}
@@ -60,7 +63,9 @@ Sentence: {text}
 {entities}
 Answer with one line per relation, in the form: {form}
 Use the entity names exactly as they are written in the sentence.
-If the sentence states no such relation, answer: none"""
+If the sentence states no such relation, answer: none""",
+    "The relation-extraction tasks: the instruction, the relation types, the sentence and its entities.",
+)
 ENTITIES = "Entities: {names}\n"
 MAX_TOKENS = 256
 """Reply budget of ``direct``; the reasoning strategies add room for the reasoning."""
@@ -98,14 +103,14 @@ class ExtractionWorkflow(FreeFormWorkflow):
 
     def prompt_shaping(self) -> list[Any]:
         """The prompt's version, wording and entity listing."""
-        return [PROMPT_VERSION, self.instruction, self.types, self.form, self.entities]
+        return [PROMPT.version, self.instruction, self.types, self.form, self.entities]
 
     def task_prompt(self, sample: Sample) -> str:
         """The extraction prompt for ``sample``."""
         names = sample.metadata.get("entity_names", [])
         listed = ENTITIES.format(names="; ".join(names)) if self.entities and names else ""
         types = "\n".join(f"- {name}: {definition}" for name, definition in self.types.items())
-        return PROMPT.format(
+        return PROMPT.render(
             instruction=self.instruction, types=types, text=sample.input, entities=listed, form=self.form
         )
 
@@ -130,18 +135,13 @@ def load_ddi(subset: Subset = "all") -> list[Sample]:
         if subset == "positive" and not record["triplets"]:
             continue
         samples.append(
-            Sample(
-                id=record["id"],
-                input=record["text"],
-                target=[" | ".join(t) for t in record["triplets"]],
-                metadata={
-                    "triplets": record["triplets"],
-                    "entities": record["entities"],
-                    "entity_names": _unique([e["text"] for e in record["entities"]]),
-                    "source": record["source"],
-                    "document": record.get("document"),
-                    "pairs": record["pairs"],
-                },
+            _sentence(
+                record,
+                [e["text"] for e in record["entities"]],
+                entities=record["entities"],
+                source=record["source"],
+                document=record.get("document"),
+                pairs=record["pairs"],
             )
         )
     return samples
@@ -152,18 +152,19 @@ def load_chemprot() -> list[Sample]:
     samples = []
     for line, record in enumerate(read_records(CHEMPROT_DATA), start=1):
         require(record, ("id", "text", "entities", "triplets"), CHEMPROT_DATA, line)
-        samples.append(
-            Sample(
-                id=record["id"],
-                input=record["text"],
-                target=[" | ".join(t) for t in record["triplets"]],
-                metadata={
-                    "triplets": record["triplets"],
-                    "entity_names": _unique(record["entities"]),
-                },
-            )
-        )
+        samples.append(_sentence(record, record["entities"]))
     return samples
+
+
+def _sentence(record: dict[str, Any], names: list[str], **metadata: Any) -> Sample:
+    """A sentence with its gold triplets (target: one ``a | relation | b`` string each) and entity names."""
+    triplets = record["triplets"]
+    return Sample(
+        id=record["id"],
+        input=record["text"],
+        target=[" | ".join(t) for t in triplets],
+        metadata={"triplets": triplets, "entity_names": _unique(names), **metadata},
+    )
 
 
 def _task(name: str, samples: list[Sample], workflow: ExtractionWorkflow, args: dict[str, Any]) -> Task:

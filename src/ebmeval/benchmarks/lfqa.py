@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from ..prompts import add_template
 from ..tasks import Sample, Task, task
 from ..workflows import FreeFormWorkflow, Strategy
 from ._data import read_records, require
@@ -25,8 +26,12 @@ LIVEQA = "lfqa_liveqa.jsonl.gz"
 MEDICATIONQA = "lfqa_medicationqa.jsonl.gz"
 HEALTHSEARCHQA = "lfqa_healthsearchqa.jsonl.gz"
 
-PROMPT_VERSION = 1
-PROMPT = "Answer this question from a member of the public about their health.\n\nQuestion: {question}"
+PROMPT = add_template(
+    "lfqa/answer",
+    1,
+    "Answer this question from a member of the public about their health.\n\nQuestion: {question}",
+    "lfqa/*: the long-form question to a member of the public.",
+)
 
 LiveQAQuestion = Literal["original", "paraphrase", "summary"]
 
@@ -45,11 +50,11 @@ class LongFormAnswer(FreeFormWorkflow):
 
     def prompt_shaping(self) -> list[Any]:
         """The prompt's version and wording."""
-        return [PROMPT_VERSION, PROMPT]
+        return [PROMPT.version, PROMPT.text]
 
     def task_prompt(self, sample: Sample) -> str:
         """The question in the long-form prompt."""
-        return PROMPT.format(question=sample.input)
+        return PROMPT.render(question=sample.input)
 
 
 def load_liveqa(question: LiveQAQuestion = "original") -> list[Sample]:

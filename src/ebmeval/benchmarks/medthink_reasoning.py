@@ -15,7 +15,7 @@ from typing import Any
 
 from .._util.errors import ConfigError
 from ..models import ChatMessage, GenerateConfig, strip_reasoning, user
-from ..prompts import PromptTemplate, templates
+from ..prompts import add_template
 from ..scorers import parse_choices
 from ..scorers.judges import StepsWithoutReference, StepsWithReference, StepsWithReferenceSingle
 from ..scorers.text import (
@@ -44,14 +44,13 @@ from ._data import read_records, require
 
 DATA = "medthink_reasoning.jsonl.gz"
 
-ZERO_SHOT_COT = PromptTemplate(
+ZERO_SHOT_COT = add_template(
     "medthink/zero-shot-cot",
     1,
     "{question}\n\nLet's think step by step. Explain your reasoning, then end your reply with a final "
     'line of the form "Final answer: <answer>".',
     "Zero-shot chain of thought for MedThink-Bench: reasoning, then a final answer line.",
 )
-templates.register(ZERO_SHOT_COT.name)(ZERO_SHOT_COT)
 
 MAX_TOKENS = 1024
 """Reply budget of the reasoning call."""

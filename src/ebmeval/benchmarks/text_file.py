@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from .._util.errors import ConfigError, DataError
 from .._util.hashing import stable_hash
-from ..judges import ask
+from ..judges import ReferenceJudge, reference_judge
 from ..models import GenerateConfig
-from ..prompts import add_template
 from ..scorers.text import rouge_l
-from ..synthesis import parse_score
-from ..tasks import Document, Generation, Sample, SampleContext, Score, Scorer, Task, read_rows, scorer, task
+from ..tasks import Document, Sample, Scorer, Task, read_rows, task
 from .lfqa import LongFormAnswer
 from .mcq_file import file_digest
 
 FIELDS = ("id", "question", "reference", "context", "metadata")
 """The fields of a free-text item; ``fields=`` maps them to a file's own names."""
-REFERENCE_JUDGE = add_template(
-    "judge/reference",
-    1,
-    "You grade an answer to a question against the reference answer an expert wrote.\n\nQuestion:\n{question}\n\n"
-    "Reference answer:\n{reference}\n\nCandidate answer:\n{candidate}\n\nHow well does the candidate agree with "
-    "the reference, from 0 (contradicts it or unrelated) to 5 (says the same)? Reply in exactly this form:\n"
-    "Rationale: <one or two sentences>\nScore: <0-5>",
-    "judge/reference-0-5: agreement of a free-text answer with the reference answer.",
-)
-REFERENCE_RETRY = add_template(
-    "judge/reference-retry",
-    1,
-    'Your reply did not end with a line "Score: <0-5>". Give only that line.',
-    "The one follow-up of an unreadable judge/reference-0-5 reply.",
-)
 
 
 def load_text_file(path: str, *, fields: Mapping[str, str] | None = None, split: str | None = None) -> list[Sample]:
@@ -80,39 +62,6 @@ def load_text_file(path: str, *, fields: Mapping[str, str] | None = None, split:
     if not samples:
         raise DataError(path, "no questions in the file")
     return samples
-
-
-class ReferenceJudge:
-    """``judge/reference-0-5``: the judge rates agreement of the answer with the reference, 0–5.
-
-    Value ``reference``; the rationale is the score's explanation and the raw replies are kept.
-    """
-
-    name = "judge/reference-0-5"
-    templates = (REFERENCE_JUDGE, REFERENCE_RETRY)
-
-    def __init__(self, role: str = "judge", max_tokens: int = 256) -> None:
-        self.role = role
-        self.config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-
-    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
-        """Grade the generation."""
-        prompt = REFERENCE_JUDGE.render(
-            question=sample.input, reference=str(sample.target), candidate=generation.output
-        )
-        attempt = await ask(
-            ctx, self.name, prompt, lambda text: parse_score(text, "Score"), REFERENCE_RETRY.text,
-            config=self.config, role=self.role,
-        )  # fmt: skip
-        found = re.search(r"(?is)rationale\W*:\s*(.+?)\s*(?:score\W*:|$)", attempt.replies[0])
-        rationale = found.group(1).strip() if found else None
-        return Score(values={"reference": attempt.value}, explanation=rationale, metadata=attempt.metadata())
-
-
-@scorer("judge/reference-0-5")
-def reference_judge(role: str = "judge", max_tokens: int = 256) -> ReferenceJudge:
-    """A judge rating a free-text answer's agreement with the reference answer, 0–5."""
-    return ReferenceJudge(role, max_tokens)
 
 
 @task("text-file")

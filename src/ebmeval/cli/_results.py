@@ -156,7 +156,7 @@ def _workflows() -> list[dict[str, Any]]:
 
 def _templates() -> list[dict[str, Any]]:
     """Every prompt template of the workflows and the judges: id and what it is for."""
-    from .. import judges, synthesis  # noqa: F401  (register the judges' and the synthesis templates)
+    from .. import benchmarks, judges  # noqa: F401  (register the tasks' (synthesis included) and the judges' templates)
     from ..prompts import JUDGE_TEMPLATES, list_templates
 
     return [

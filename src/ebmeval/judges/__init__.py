@@ -15,7 +15,8 @@ The core:
 
 The built-in judges, one module each: the 0–5 rubric (``judge/rubric-0-5``), the rubric panel
 (``judge/rubric-panel``), the reasoning-step judges (``judge/steps-*``), the categorical
-factuality judge (``judge/factuality``, with its label schema) and the pairwise judge of the arena.
+factuality judge (``judge/factuality``, with its label schema), the pairwise judge of the arena and
+the reference judge of free-text answers (``judge/reference-0-5``).
 Their prompt templates are in the one registry, :data:`ebmeval.prompts.templates`.
 
 Judges take their models only from roles of the sample context, and declare their prompt
@@ -65,6 +66,7 @@ from ._read import (
     parse_verdicts,
     read_verdict,
 )
+from ._reference import REFERENCE_JUDGE, REFERENCE_RETRY, ReferenceJudge, reference_judge
 from ._rubric import CRITERIA, RUBRIC_MAX_TOKENS, RubricGrade, RubricJudge, RubricPrompts, rubric_grade
 from ._rubric_panel import RubricPanel
 from ._steps import (
@@ -105,6 +107,9 @@ __all__ = [
     "Modality",
     "PairwiseVerdict",
     "PanelAgreement",
+    "REFERENCE_JUDGE",
+    "REFERENCE_RETRY",
+    "ReferenceJudge",
     "RubricGrade",
     "RubricJudge",
     "RubricPanel",
@@ -140,6 +145,7 @@ __all__ = [
     "parse_verdicts",
     "rationale_of",
     "read_verdict",
+    "reference_judge",
     "render_pairwise",
     "rubric_grade",
     "steps_with_reference",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..models import GenerateConfig
+from ..prompts import add_judge_template
 from ..tasks import Generation, Sample, SampleContext, Score, binary_metrics, scorer
 from ._ask import ask
 from ._factuality_labels import (
@@ -61,7 +62,10 @@ _DIRECTION_VALUES: Final[dict[Scheme, str]] = {
     "change": '"increased" | "decreased" | "no effect"',
 }
 
-CLAIM_PROMPT: Final = """You label a statement from medical research.
+CLAIM_PROMPT = add_judge_template(
+    "factuality/claim",
+    2,
+    """You label a statement from medical research.
 
 {focus}Statement: {text}
 
@@ -72,9 +76,14 @@ evidence is insufficient to draw a conclusion), "no claim" (states no finding ab
 
 Reply with one JSON object and nothing else:
 {{"direction": {direction_values}, "modality": "strong" | "moderate" | "weak" | "no evidence" | "no claim", \
-"reason": "<one short sentence>"}}"""
+"reason": "<one short sentence>"}}""",
+    "judge/factuality: direction and modality of one statement ({direction_help}: the scheme's definitions).",
+)
 
-COMPARE_PROMPT: Final = """You compare a generated summary of medical evidence with the reference summary \
+COMPARE_PROMPT = add_judge_template(
+    "factuality/compare",
+    2,
+    """You compare a generated summary of medical evidence with the reference summary \
 written by the review authors.
 
 Reference: {target}
@@ -92,9 +101,16 @@ non_redundancy: is it free of repeated content?
 
 Reply with one JSON object and nothing else:
 {{"population": "yes" | "no", "intervention": "yes" | "no", "outcome": "yes" | "no", "grammar": "yes" | "no", \
-"lexical": "yes" | "no", "non_redundancy": "yes" | "no", "reason": "<one short sentence>"}}"""
+"lexical": "yes" | "no", "non_redundancy": "yes" | "no", "reason": "<one short sentence>"}}""",
+    "judge/factuality: population, intervention and outcome agreement and the generated text's quality.",
+)
 
-RETRY_PROMPT: Final = "Your reply could not be read. Reply with only the JSON object in the requested format."
+RETRY_PROMPT = add_judge_template(
+    "factuality/retry",
+    2,
+    "Your reply could not be read. Reply with only the JSON object in the requested format.",
+    "judge/factuality: the one follow-up sent when a reply cannot be read.",
+)
 
 COMPARE_FIELDS: Final = ("population", "intervention", "outcome", "grammar", "lexical", "non_redundancy")
 
@@ -197,7 +213,7 @@ async def _ask(
         fields = parse_reply(text)
         return fields if usable(fields) else None
 
-    attempt = await ask(ctx, step, prompt, parse, RETRY_PROMPT, config=config, role=role)
+    attempt = await ask(ctx, step, prompt, parse, RETRY_PROMPT.text, config=config, role=role)
     fields = attempt.value if attempt.value is not None else parse_reply(attempt.replies[-1])
     return fields, tuple(attempt.replies)
 
@@ -233,7 +249,7 @@ async def label_claim(
     Returns:
         The labels; direction is None where the modality is "no evidence" or "no claim".
     """
-    prompt = CLAIM_PROMPT.format(
+    prompt = CLAIM_PROMPT.render(
         focus=_focus_line(focus),
         text=text.strip(),
         direction_help=_DIRECTION_HELP[scheme],
@@ -298,7 +314,7 @@ class FactualityJudge:
         statement, similarity = closest_statement(generated, target) if self.match_sentence else (target, 1.0)
         target_label = await label_claim(ctx, f"{self.name}/target", statement, config=self.config)
         generated_label = await label_claim(ctx, f"{self.name}/generated", generated, config=self.config)
-        prompt = COMPARE_PROMPT.format(target=statement.strip(), generated=generated.strip())
+        prompt = COMPARE_PROMPT.render(target=statement.strip(), generated=generated.strip())
         compare, raw = await _ask(
             ctx,
             f"{self.name}/compare",

@@ -4,21 +4,15 @@ One registry, :data:`templates`, holds every built-in template.
 """
 
 from ._judges import (
-    EBMEVAL_RUBRIC,
     JUDGE_TEMPLATES,
-    MEDMETA_RUBRIC,
     PROMPT_VARIANTS,
-    RUBRIC_RETRY_SCHEMA,
-    RUBRICS,
     STEP_PROMPTS,
     STEPS_SINGLE,
     STEPS_WITHOUT_REFERENCE,
     STRICT_COUNTS,
     STRICT_VERDICT,
     STRICT_VERDICTS,
-    Rubric,
     add_judge_template,
-    rubric_wording,
 )
 from ._qa import (
     CONTEXT,
@@ -39,6 +33,7 @@ from ._qa import (
     REFINE,
     REFINE_STRICT,
 )
+from ._rubric import EBMEVAL_RUBRIC, MEDMETA_RUBRIC, RUBRIC_RETRY_SCHEMA, RUBRICS, Rubric, rubric_wording
 from ._sets import CAREMEDEVAL_EN, CAREMEDEVAL_FR, DEFAULT, PromptSet, add_prompt_set, prompt_sets
 from ._template import PromptTemplate, add_template, list_templates, templates
 

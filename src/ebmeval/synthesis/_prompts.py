@@ -11,13 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._util.errors import ConfigError
-from ..prompts import EBMEVAL_RUBRIC, MEDMETA_RUBRIC, PromptTemplate, templates
+from ..prompts import EBMEVAL_RUBRIC, MEDMETA_RUBRIC, PromptTemplate, add_template
 
 
 def _add(name: str, version: int, text: str, description: str) -> PromptTemplate:
-    template = PromptTemplate(f"synthesis/{name}", version, text, description)
-    templates.register(template.name)(template)
-    return template
+    return add_template(f"synthesis/{name}", version, text, description)
 
 
 ZERO_SHOT = _add(
