@@ -2,7 +2,7 @@
 
 Usage::
 
-    python scripts/build_data.py [--source ../shared/data] [--out src/ebmeval/benchmarks/data]
+    python scripts/build_data.py [--source ../shared/data] [--out src/ebmeval/builtin_tasks/data]
 
 Each output is gzip-compressed JSONL, one record a line, written deterministically
 (sorted input order, fixed gzip header), so rebuilding from the same sources gives
@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data"
-DEFAULT_OUT = ROOT / "src" / "ebmeval" / "benchmarks" / "data"
+DEFAULT_OUT = ROOT / "src" / "ebmeval" / "builtin_tasks" / "data"
 
 
 def pubmedqa(source: Path) -> Iterator[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """Build the shipped relation-extraction data (DDI-2013, ChemProt) from the project's data folder.
 
-Writes to ``src/ebmeval/benchmarks/data/``:
+Writes to ``src/ebmeval/builtin_tasks/data/``:
 
 - ``extraction_ddi.jsonl.gz``: the DDI-2013 test split of the DDI extraction task (DrugBank and
   MedLine), one record per sentence with at least one candidate drug pair:
@@ -14,7 +14,7 @@ Writes to ``src/ebmeval/benchmarks/data/``:
 
 Output is deterministic (file order, fixed gzip mtime). Usage::
 
-    python scripts/build_extraction_data.py [--data ../shared/data] [--out src/ebmeval/benchmarks/data]
+    python scripts/build_extraction_data.py [--data ../shared/data] [--out src/ebmeval/builtin_tasks/data]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 
 DDI_TEST = "DDICorpus/Test/Test for DDI Extraction task/"
 MARKED = re.compile(r"<< (.+?) >>|\[\[ (.+?) \]\]")
@@ -103,7 +103,7 @@ def main() -> None:
     """Build both files and print their counts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/benchmarks/data"))
+    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/builtin_tasks/data"))
     args = parser.parse_args()
     ddi = ddi_records(args.data / "ddi_corpus/DDICorpus-2013.zip")
     n = write_records(args.out / "extraction_ddi.jsonl.gz", ddi)

@@ -23,9 +23,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "ebmeval" / "benchmarks" / "data"
+OUT = Path(__file__).resolve().parents[1] / "src" / "ebmeval" / "builtin_tasks" / "data"
 
 # Evidence Inference spells one label two ways.
 EI_LABELS = {

@@ -1,6 +1,6 @@
 """Build the shipped long-form consumer-health QA data (LiveQA, MedicationQA, HealthSearchQA).
 
-Writes to ``src/ebmeval/benchmarks/data/``:
+Writes to ``src/ebmeval/builtin_tasks/data/``:
 
 - ``lfqa_liveqa.jsonl.gz``: the 104 TREC 2017 LiveQA Medical test questions (the file with NLM
   summaries): ``{id, subject, message, paraphrase, summary, focus, types, answers: [{id, text, url}]}``.
@@ -12,7 +12,7 @@ Writes to ``src/ebmeval/benchmarks/data/``:
 Text fields have runs of whitespace collapsed to one space. Output is deterministic (upstream
 order, fixed gzip mtime). Usage::
 
-    python scripts/build_lfqa_data.py [--data ../shared/data] [--out src/ebmeval/benchmarks/data]
+    python scripts/build_lfqa_data.py [--data ../shared/data] [--out src/ebmeval/builtin_tasks/data]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 
 LIVEQA = "lfqa/liveqa/TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
 MEDICATIONQA = "lfqa/medicationqa/medicationqa.jsonl"
@@ -103,7 +103,7 @@ def main() -> None:
     """Build the three files and print their counts."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/benchmarks/data"))
+    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/builtin_tasks/data"))
     args = parser.parse_args()
     live = liveqa(args.data / LIVEQA)
     answers = sum(len(r["answers"]) for r in live)

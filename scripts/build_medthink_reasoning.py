@@ -18,11 +18,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "medthink_bench" / "QA_data.json"
-OUTPUT = ROOT / "src" / "ebmeval" / "benchmarks" / "data" / "medthink_reasoning.jsonl.gz"
+OUTPUT = ROOT / "src" / "ebmeval" / "builtin_tasks" / "data" / "medthink_reasoning.jsonl.gz"
 
 
 def convert(item: dict[str, Any], position: int) -> dict[str, Any]:

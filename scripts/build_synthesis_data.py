@@ -1,6 +1,6 @@
 """Build the shipped conclusion-synthesis data from the project's data folder.
 
-Writes to ``src/ebmeval/benchmarks/data/``:
+Writes to ``src/ebmeval/builtin_tasks/data/``:
 
 - ``synthesis_m3.jsonl.gz``: M3 level-2 reviews (titles from level-3 PICO), item schema;
 - ``synthesis_ms2.jsonl.gz``: the MS² sample review, item schema;
@@ -11,7 +11,7 @@ Writes to ``src/ebmeval/benchmarks/data/``:
 
 Output is deterministic (sorted ids, fixed gzip mtime). Usage::
 
-    python scripts/build_synthesis_data.py [--data ../shared/data] [--out src/ebmeval/benchmarks/data]
+    python scripts/build_synthesis_data.py [--data ../shared/data] [--out src/ebmeval/builtin_tasks/data]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ebmeval.benchmarks._data import write_records
+from ebmeval.builtin_tasks._data import write_records
 from ebmeval.synthesis import JoinReport, SynthesisItem, load_m3, load_medmeta, load_ms2
 from ebmeval.tasks import Document
 
@@ -54,7 +54,7 @@ def main() -> None:
     """Build the four files and print what each holds."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/benchmarks/data"))
+    parser.add_argument("--out", type=Path, default=Path("src/ebmeval/builtin_tasks/data"))
     args = parser.parse_args()
     data, out = args.data, args.out
     m3 = load_m3(data / "m3/level2.jsonl", data / "m3/level3.jsonl")

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from ebmeval.benchmarks.synthesis import load_synthesis
+from ebmeval.builtin_tasks.synthesis import load_synthesis
 from ebmeval.cli._common import key_values
 from ebmeval.models import default_cache_dir
 from ebmeval.store import RunStore

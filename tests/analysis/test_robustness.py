@@ -8,7 +8,7 @@ import pytest
 
 from ebmeval._util.errors import DataError, UsageError
 from ebmeval.analysis import format_table, human_agreement, read_human_scores, step_agreement, sweep
-from ebmeval.benchmarks.medthink_reasoning import ZeroShotReasoning, parse_final_answer
+from ebmeval.builtin_tasks.medthink_reasoning import ZeroShotReasoning, parse_final_answer
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.report import SIGN

@@ -13,7 +13,7 @@ import pytest
 
 from ebmeval._util.errors import ConfigError, ModelError, UsageError
 from ebmeval.arena import AXES, parse_pairwise, render_pairwise, run_arena
-from ebmeval.benchmarks import lfqa
+from ebmeval.builtin_tasks import lfqa
 from ebmeval.models import ChatMessage, GenerateConfig, Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import Progress, RunConfig, run

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ebmeval import create_task
-from ebmeval.benchmarks.caremedeval import answer_ranking, load_caremedeval
+from ebmeval.builtin_tasks.caremedeval import answer_ranking, load_caremedeval
 from ebmeval.models import GenerateConfig, Model
 from ebmeval.models.providers.baseline import DEFAULT_RANKING, BaselineModel
 from ebmeval.scorers import multi_answer

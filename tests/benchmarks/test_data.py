@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import DataError
-from ebmeval.benchmarks import _data
+from ebmeval.builtin_tasks import _data
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared" / "data"
-SHIPPED = ROOT / "src" / "ebmeval" / "benchmarks" / "data"
+SHIPPED = ROOT / "src" / "ebmeval" / "builtin_tasks" / "data"
 
 
 def test_build_is_deterministic_and_matches_shipped_files(tmp_path: Path) -> None:

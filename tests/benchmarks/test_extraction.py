@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 from ebmeval._util.errors import ConfigError
-from ebmeval.benchmarks import extraction
+from ebmeval.builtin_tasks import extraction
 from ebmeval.models import Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
@@ -57,7 +57,7 @@ def test_shipped_files_are_what_the_build_script_writes(tmp_path: Path) -> None:
     script.write_records(tmp_path / "ddi.jsonl.gz", script.ddi_records(SHARED / "ddi_corpus/DDICorpus-2013.zip"))
     chemprot, skipped = script.chemprot_records(SHARED / "chemprot_scibert/test.jsonl")
     script.write_records(tmp_path / "chemprot.jsonl.gz", chemprot)
-    data = ROOT / "src/ebmeval/benchmarks/data"
+    data = ROOT / "src/ebmeval/builtin_tasks/data"
     assert (tmp_path / "ddi.jsonl.gz").read_bytes() == (data / "extraction_ddi.jsonl.gz").read_bytes()
     assert (tmp_path / "chemprot.jsonl.gz").read_bytes() == (data / "extraction_chemprot.jsonl.gz").read_bytes()
     assert skipped == 6

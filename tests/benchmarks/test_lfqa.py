@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import ConfigError
-from ebmeval.benchmarks import lfqa
+from ebmeval.builtin_tasks import lfqa
 from ebmeval.models import Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
@@ -49,7 +49,7 @@ def test_shipped_files_are_what_the_build_script_writes(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    data = ROOT / "src/ebmeval/benchmarks/data"
+    data = ROOT / "src/ebmeval/builtin_tasks/data"
     for name, records in (
         ("lfqa_liveqa.jsonl.gz", script.liveqa(SHARED / script.LIVEQA)),
         ("lfqa_medicationqa.jsonl.gz", script.medicationqa(SHARED / script.MEDICATIONQA)),

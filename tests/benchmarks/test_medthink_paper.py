@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from ebmeval.benchmarks.medthink_reasoning import AnswerAccuracy, gold_letter, load_medthink_reasoning, options_of
+from ebmeval.builtin_tasks.medthink_reasoning import AnswerAccuracy, gold_letter, load_medthink_reasoning, options_of
 from ebmeval.cli._app import app
 from ebmeval.report import collect
 from ebmeval.scorers.text import Bleurt

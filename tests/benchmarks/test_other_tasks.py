@@ -8,10 +8,10 @@ import pytest
 
 from ebmeval import create_task
 from ebmeval._util.errors import ConfigError
-from ebmeval.benchmarks.medthink import load_medthink
-from ebmeval.benchmarks.mirage import DATASETS, load_mirage
-from ebmeval.benchmarks.pubmedqa import load_pubmedqa
-from ebmeval.benchmarks.relation_mcq import Triplet, ddi_triplets, mark_entities, relation_samples
+from ebmeval.builtin_tasks.medthink import load_medthink
+from ebmeval.builtin_tasks.mirage import DATASETS, load_mirage
+from ebmeval.builtin_tasks.pubmedqa import load_pubmedqa
+from ebmeval.builtin_tasks.relation_mcq import Triplet, ddi_triplets, mark_entities, relation_samples
 from ebmeval.tasks import task_registry
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -8,7 +8,7 @@ import pytest
 
 from ebmeval import create_task
 from ebmeval._util.errors import ConfigError
-from ebmeval.benchmarks.pubmedqa import load_pubmedqa
+from ebmeval.builtin_tasks.pubmedqa import load_pubmedqa
 from ebmeval.models import Model
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.tasks import Generation, SampleContext

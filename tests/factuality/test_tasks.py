@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ebmeval.benchmarks.factuality import (
+from ebmeval.builtin_tasks.factuality import (
     load_evidence_inference,
     load_m3_claims,
     load_m3_conclusions,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import ebmeval.benchmarks  # noqa: F401  (registers every built-in task's templates)
+import ebmeval.builtin_tasks  # noqa: F401  (registers every built-in task's templates)
 from ebmeval import arena, factuality, judges, scorers, synthesis
-from ebmeval.benchmarks import text_file
+from ebmeval.builtin_tasks import text_file
 from ebmeval.judges import json_in_text, json_values
 from ebmeval.prompts import JUDGE_TEMPLATES, templates
 

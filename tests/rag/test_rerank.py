@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tests.helpers.toy import scripted_model
 
-import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, UnknownNameError
 from ebmeval._util.hashing import stable_hash
 from ebmeval.models import ChatMessage, GenerateConfig, Model, ModelOutput, TokenLogprob, TopLogprob

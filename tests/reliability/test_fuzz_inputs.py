@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ebmeval._util.errors import UsageError
-from ebmeval.benchmarks.mcq_file import load_mcq_file
+from ebmeval.builtin_tasks.mcq_file import load_mcq_file
 from ebmeval.factuality._importers import read_generated, read_targets
 from ebmeval.rag.corpus._readers import read_documents, read_pubmed_xml
 from ebmeval.runner import load_config

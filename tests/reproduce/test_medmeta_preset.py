@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from ebmeval.annotate import create_study, import_scores, make_engine, save_answer
 from ebmeval.annotate._models import Annotator, Study
-from ebmeval.benchmarks.synthesis import load_synthesis
+from ebmeval.builtin_tasks.synthesis import load_synthesis
 from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval
 from tests.helpers.openai_server import openai_server

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import UsageError
-from ebmeval.benchmarks.caremedeval import load_caremedeval
+from ebmeval.builtin_tasks.caremedeval import load_caremedeval
 from ebmeval.reproduce import Condition, Preset, PresetOption, Reproduction, condition_config, preset_registry
 from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval

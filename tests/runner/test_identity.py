@@ -177,7 +177,7 @@ def test_a_schema_1_store_is_upgraded_in_place_with_the_same_metrics(tmp_path: P
 def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
     name: str, args: dict[str, object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+    import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash
     from ebmeval.rag import build_index
     from ebmeval.runner import run_identity
@@ -199,7 +199,7 @@ def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
 
 
 def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
-    import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+    import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash
     from ebmeval.runner import run_identity
 

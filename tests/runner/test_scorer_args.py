@@ -9,7 +9,7 @@ import pytest
 
 from ebmeval import RunConfig, run
 from ebmeval._util.errors import ConfigError
-from ebmeval.benchmarks.caremedeval import load_caremedeval
+from ebmeval.builtin_tasks.caremedeval import load_caremedeval
 from ebmeval.scorers import MultiAnswer
 from ebmeval.tasks import create_task, with_scorer_args
 from tests.helpers.cli import ebmeval

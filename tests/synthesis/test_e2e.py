@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
 from ebmeval._util.errors import ConfigError, ModelError, UnknownNameError
 from ebmeval.cli._app import app
 from ebmeval.judges import panel_agreement
@@ -241,7 +241,7 @@ def test_medmeta_paper_prompts_in_workflows_task_version_and_template_list() -> 
 @pytest.fixture(scope="module")
 def shared_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A hybrid (BM25 + dense, RRF) index built with the CLI over the MS² and three M3 items' studies plus noise."""
-    from ebmeval.benchmarks.synthesis import load_synthesis
+    from ebmeval.builtin_tasks.synthesis import load_synthesis
 
     folder = tmp_path_factory.mktemp("index")
     samples = load_synthesis("ms2") + [s for s in load_synthesis("m3") if s.id in ITEMS]

@@ -141,7 +141,7 @@ def test_ms2_review_conclusion_and_included_studies() -> None:
 
 
 def test_shipped_sources_load() -> None:
-    from ebmeval.benchmarks.synthesis import load_synthesis, noise_pool
+    from ebmeval.builtin_tasks.synthesis import load_synthesis, noise_pool
 
     assert len(load_synthesis("m3")) == 229
     assert len(load_synthesis("ms2")[0].documents) == 20

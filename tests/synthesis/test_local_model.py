@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-import ebmeval.benchmarks.synthesis  # noqa: F401  (registers the task)
+import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
 from ebmeval.models import GenerateConfig, get_model
 from ebmeval.runner import RunConfig, run
 from ebmeval.store import RunStore

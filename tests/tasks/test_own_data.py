@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ebmeval._util.errors import DataError
-from ebmeval.benchmarks.mcq_file import load_mcq_file
+from ebmeval.builtin_tasks.mcq_file import load_mcq_file
 from ebmeval.store import RunStore
 from tests.helpers.cli import ebmeval
 

@@ -108,13 +108,13 @@ def test_a_broken_plugin_warns_and_the_others_still_load(monkeypatch: pytest.Mon
 
 
 def test_the_task_registry_imports_no_higher_package() -> None:
-    """tasks/ is below benchmarks/ and scorers/: built-ins come through the plugin loader, not imports."""
+    """tasks/ is below builtin_tasks/ and scorers/: built-ins come through the plugin loader, not imports."""
     root = Path(ebmeval.__file__).parent / "tasks"
     upward = []
     for path in root.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level >= 2:
                 names = [node.module or ""] + [a.name for a in node.names]
-                if {"benchmarks", "scorers"} & {n.split(".")[0] for n in names}:
+                if {"builtin_tasks", "scorers"} & {n.split(".")[0] for n in names}:
                     upward.append(f"{path.name}:{node.lineno}")
     assert upward == []

@@ -31,8 +31,8 @@ KEYS = {
 """Registry kind → the entry-point name whose modules register components of that kind."""
 
 BUILTIN: dict[str, tuple[str, ...]] = {
-    "tasks": ("ebmeval.benchmarks",),
-    "scorers": ("ebmeval.scorers", "ebmeval.benchmarks"),
+    "tasks": ("ebmeval.builtin_tasks",),
+    "scorers": ("ebmeval.scorers", "ebmeval.builtin_tasks"),
     "providers": ("ebmeval.models.providers",),
     "retrievers": ("ebmeval.rag.retrievers",),
     "presets": ("ebmeval.reproduce.presets",),

@@ -118,7 +118,7 @@ def validate(
 ) -> None:
     """Accuracy and agreement of a labelling run's judge against the gold labels."""
     from .._util.errors import UsageError
-    from ..benchmarks.factuality import validation_results
+    from ..builtin_tasks.factuality import validation_results
     from ..factuality import accuracy_table
 
     path = _store(ctx, store)

@@ -156,7 +156,7 @@ def _workflows() -> list[dict[str, Any]]:
 
 def _templates() -> list[dict[str, Any]]:
     """Every prompt template of the workflows and the judges: id and what it is for."""
-    from .. import benchmarks, judges  # noqa: F401  (register the tasks' (synthesis included) and the judges' templates)
+    from .. import builtin_tasks, judges  # noqa: F401  (register the tasks' (synthesis included) and the judges' templates)
     from ..prompts import JUDGE_TEMPLATES, list_templates
 
     return [

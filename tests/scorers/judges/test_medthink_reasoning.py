@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ebmeval.benchmarks.medthink_reasoning import (
+from ebmeval.builtin_tasks.medthink_reasoning import (
     ZeroShotReasoning,
     load_medthink_reasoning,
     medthink_reasoning,
@@ -70,7 +70,7 @@ def test_shipped_file_is_what_the_build_script_writes(tmp_path: Path) -> None:
     out = tmp_path / "built.jsonl.gz"
     script = root / "scripts" / "build_medthink_reasoning.py"
     subprocess.run([sys.executable, str(script), "--source", str(SHARED), "--output", str(out)], check=True)
-    shipped = root / "src" / "ebmeval" / "benchmarks" / "data" / "medthink_reasoning.jsonl.gz"
+    shipped = root / "src" / "ebmeval" / "builtin_tasks" / "data" / "medthink_reasoning.jsonl.gz"
     assert out.read_bytes() == shipped.read_bytes()
     assert len(gzip.decompress(out.read_bytes()).splitlines()) == 500
 

@@ -10,7 +10,7 @@ multiple-choice prompt ends with; under another prompt set, that set's header, s
   from a frequency ranking given as the ``ranking`` option (letters, most frequent
   first). The default is CareMedEval's ranking ``CABDE`` (its correct answers: C 295,
   A 286, B 280, D 270, E 259), the dataset these baselines were published for; pass
-  ``ranking`` for another task (``ebmeval.benchmarks.caremedeval.answer_ranking``
+  ``ranking`` for another task (``ebmeval.builtin_tasks.caremedeval.answer_ranking``
   computes one). Ranked letters missing from the options are skipped and, when fewer
   than K remain, the remaining options follow in display order.
 - ``baseline/random``: on a single-answer question, one option drawn uniformly (the

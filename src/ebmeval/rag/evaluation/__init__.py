@@ -1,6 +1,7 @@
 """Retrieval evaluation: metrics against gold ids and built-in benchmarks from real data."""
 
-from ._benchmarks import (
+from ._metrics import mean_metrics, ndcg_at_k, precision_at_k, query_metrics, recall_at_k, reciprocal_rank
+from ._retrieval_sets import (
     NOISE_CORPORA,
     Query,
     QueryResult,
@@ -15,7 +16,6 @@ from ._benchmarks import (
     retrieval_benchmarks,
     retrieval_table,
 )
-from ._metrics import mean_metrics, ndcg_at_k, precision_at_k, query_metrics, recall_at_k, reciprocal_rank
 
 __all__ = [
     "NOISE_CORPORA",

@@ -1,4 +1,4 @@
-"""The data files shipped in ``ebmeval/benchmarks/data``: read by tasks, written by ``scripts/build_*``."""
+"""The data files shipped in ``ebmeval/builtin_tasks/data``: read by tasks, written by ``scripts/build_*``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from .._util.errors import DataError
 from ..tasks import parse_jsonl
 
-PACKAGE = "ebmeval.benchmarks"
+PACKAGE = "ebmeval.builtin_tasks"
 
 
 def data_path(name: str) -> str:
