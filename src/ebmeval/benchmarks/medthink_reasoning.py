@@ -29,7 +29,6 @@ from ..tasks import (
     Scorer,
     Task,
     WorkflowResult,
-    binary_metrics,
     scorer,
     task,
 )
@@ -164,10 +163,7 @@ class AnswerAccuracy:
         )
 
 
-binary_metrics("medthink/accuracy", "accuracy")
-
-
-@scorer("medthink/accuracy")
+@scorer("medthink/accuracy", binary=("accuracy",))
 def answer_accuracy() -> AnswerAccuracy:
     """MedThink-Bench's prediction accuracy of the final answer line."""
     return AnswerAccuracy()
