@@ -110,8 +110,8 @@ class Report:
                     m.n,
                     m.missing,
                     summary.unparsed,
-                    summary.truncated,
-                    summary.input_truncated,
+                    m.truncated,
+                    m.input_truncated,
                     summary.failing,
                     (summary.usage.input_tokens, summary.usage.output_tokens),
                     summary.mean_latency,
@@ -123,9 +123,10 @@ class Report:
             "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
             "of the mean. unparsed: answers from which no answer could be read; a scorer with unparsed=zero "
             "(the default of multiple-choice tasks) scores them 0, so they are in n and in the mean as wrong, "
-            "while unparsed=skip leaves them out (counted under missing). truncated: answers whose model call "
-            "stopped at its token limit; inputs cut: answers whose input (article, evidence) was cut to fit the "
-            "context window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
+            "while unparsed=skip leaves them out (counted under missing). truncated: answers whose reply "
+            "stopped at its token limit, which no scorer grades (neither in n nor in missing); inputs cut: scored "
+            "answers whose input (article, evidence) was cut to fit the context window; "
+            "failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
         )
         if self.view_url is not None:
             table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")

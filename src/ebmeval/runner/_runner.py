@@ -484,5 +484,6 @@ async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) 
         latency=time.perf_counter() - started,
         metadata=result.metadata,
         truncated=any(output.truncated for output in ctx.outputs),
+        answer_truncated=last is not None and last.truncated and result.from_reply,
         reasoning=last.reasoning if last is not None else None,
     )

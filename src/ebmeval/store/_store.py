@@ -406,7 +406,7 @@ class RunStore:
                 generation.latency,
                 json.dumps(generation.metadata, default=str),
                 _now(),
-                int(generation.truncated),
+                int(generation.truncated) + int(generation.answer_truncated),
                 generation.reasoning,
             ),
         )
@@ -732,7 +732,8 @@ def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
         usage=Usage.model_validate_json(row[7]),
         latency=row[8],
         metadata=json.loads(row[9]),
-        truncated=bool(row[10]),
+        truncated=row[10] >= 1,
+        answer_truncated=row[10] >= 2,
         reasoning=row[11],
     )
     return sample, generation

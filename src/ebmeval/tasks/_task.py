@@ -30,6 +30,10 @@ class WorkflowResult(BaseModel):
     """Documents retrieved for the sample, in rank order, when the workflow retrieves."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Workflow-specific details worth keeping (truncation applied, iterations …)."""
+    from_reply: bool = True
+    """Whether ``output`` is read from the text of the workflow's last model call, so that a reply
+    cut at its token limit leaves the answer incomplete; ``False`` where it is not (the option
+    letter read from log-probabilities)."""
 
 
 @runtime_checkable
@@ -56,6 +60,9 @@ class Generation(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     truncated: bool = False
     """Whether a model call of the workflow stopped at its token limit."""
+    answer_truncated: bool = False
+    """Whether the reply the answer is read from stopped at its token limit: the answer is
+    incomplete, so no scorer grades it (each records an empty score counted as a truncation)."""
     reasoning: str | None = None
     """The thinking trace of the final answer's call, kept apart from ``output``."""
 
