@@ -100,7 +100,7 @@ async def _rescore(
                 [(scorer, s.label) for scorer, s in pending],
                 lambda i, score: store.put_score(run_id, sample.id, generation.epoch, pending[i][1].id, score),
             )
-            count_sample(store, run_id, sample.id, generation.epoch, failures, progress, models_once)
+            await count_sample(store, run_id, sample.id, generation.epoch, failures, progress, models_once)
             on_progress(progress)
 
     on_progress(progress)

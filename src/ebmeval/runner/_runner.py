@@ -41,7 +41,7 @@ class Progress:
     total: int
     """Sample × epoch pairs selected for this run."""
     done: int = 0
-    """Of those, finished (generated and scored), this invocation or before."""
+    """Of those, finished (generated, scored and committed to the store), this invocation or before."""
     resumed: int = 0
     """Finished in an earlier invocation."""
     errors: int = 0
@@ -415,7 +415,7 @@ async def _execute(
                     [(scorer, s.label) for scorer, s in pending],
                     lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
                 )
-            count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
+            await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
             on_progress(progress)
 
     await run_all(len(todo), one)
@@ -423,7 +423,7 @@ async def _execute(
     return score_sets
 
 
-def count_sample(
+async def count_sample(
     store: RunStore,
     run_id: str,
     sample_id: str,
@@ -432,9 +432,10 @@ def count_sample(
     progress: Progress,
     models: Sequence[Model],
 ) -> None:
-    """Record the sample's failures and count it in ``progress``."""
+    """Record the sample's failures and, once its writes are committed to the store, count it in ``progress``."""
     for failure in failures:
         store.put_error(run_id, sample_id, epoch, failure.stage, failure.error)
+    await store.committed()
     if failures:
         progress.errors += 1
     else:
