@@ -386,6 +386,7 @@ async def _execute(
 
     async def one(index: int) -> None:
         sample, epoch = todo[index]
+        failures: list[Failure] = []
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
@@ -397,7 +398,6 @@ async def _execute(
                 overrides=config.steps,
             )
             found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
-            failures: list[Failure] = []
             if found is None:
                 made: list[Generation] = []
                 if await attempt("generate", _generate_into(made, task, sample, epoch, ctx), failures):
@@ -415,8 +415,8 @@ async def _execute(
                     [(scorer, s.label) for scorer, s in pending],
                     lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
                 )
-            await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
-            on_progress(progress)
+        await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)  # its slot is free
+        on_progress(progress)
 
     await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
