@@ -151,3 +151,17 @@ def test_describe_lists_the_model_calls_with_their_settings(tmp_path: Path) -> N
     bad.write_text("task: pubmedqa\nmodel: scripted:A\nsteps:\n  synthesis/negate: {max_tokens: 9}\n")
     refused = ebmeval("run", str(bad), "--limit", "1", cwd=tmp_path)
     assert refused.returncode == 2 and "steps.synthesis/negate" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_reproduce_takes_runs_options_as_run_declares_them() -> None:
+    import typer
+
+    from ebmeval.cli._app import app
+
+    def options(command: str) -> dict[str, tuple[object, ...]]:
+        found = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
+        return {p.name: (tuple(p.opts), p.help, p.multiple, p.default) for p in found if p.param_type_name == "option"}
+
+    shared = ("model_arg", "role", "role_arg", "scorer_arg", "limit", "seed")
+    run, reproduce = options("run"), options("reproduce")
+    assert [reproduce[name] for name in shared] == [run[name] for name in shared]
