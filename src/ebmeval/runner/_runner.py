@@ -345,7 +345,7 @@ async def preflight(models: dict[str, Model]) -> None:
         roles.setdefault(id(model), []).append(role)
     for model in {id(m): m for m in models.values()}.values():
         try:
-            await model.api.preflight()
+            await model.api.preflight(model.config)
         except EndpointError as exc:
             playing = ", ".join(roles[id(model)])
             raise EndpointError(f"{model.name} (role {playing}): {exc}; nothing was run or recorded") from None
