@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -275,3 +275,15 @@ def test_binary_metrics_are_declared_on_the_scorers_registration() -> None:
 
     assert is_binary_metric("accuracy", "accuracy") and is_binary_metric("judge/factuality", "population")
     assert not is_binary_metric("test/threshold-judge", "passed") and not is_binary_metric("nope", "accuracy")
+
+
+@scorer("test/with-reader")
+def _with_reader(read: Callable[[str], float] = float) -> _ThresholdJudge:
+    return _ThresholdJudge(0.5, "Rate {output}")
+
+
+def test_an_argument_that_is_not_a_setting_is_recorded_when_it_is_not_the_default() -> None:
+    from ebmeval.tasks._identity import declared
+
+    assert declared(_with_reader(read=len)).arguments == {"read": len}  # type: ignore[union-attr]
+    assert declared(_with_reader(read=float)).arguments == {}  # type: ignore[union-attr]

@@ -44,6 +44,12 @@ def describe_value(value: Any) -> Any:
     return _SKIP
 
 
+def same_setting(value: Any, other: Any) -> bool:
+    """Whether ``value`` and ``other`` are one setting (equal described forms; the same object where not settings)."""
+    described = describe_value(value)
+    return value is other or (described is not _SKIP and described == describe_value(other))
+
+
 @dataclass(frozen=True)
 class ScorerDeclaration:
     """What a registered scorer factory declares about every scorer it builds (``ebmeval.tasks.scorer``)."""

@@ -16,7 +16,7 @@ from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._calls import ANSWER, JUDGE, THINKING_BUDGET, Call
 from ._context import SampleContext
-from ._identity import ScorerDeclaration, declare, declared, describe_value
+from ._identity import ScorerDeclaration, declare, declared, describe_value, same_setting
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
 from ._task_file import task_file
 
@@ -257,7 +257,7 @@ def factory_arguments(signature: inspect.Signature, args: Sequence[Any], kwargs:
         parameter = signature.parameters[key]
         if parameter.kind is inspect.Parameter.VAR_KEYWORD:
             found |= value
-        elif parameter.default is inspect.Parameter.empty or describe_value(value) != describe_value(parameter.default):
+        elif parameter.default is inspect.Parameter.empty or not same_setting(value, parameter.default):
             found[key] = value
     return found
 
