@@ -160,3 +160,17 @@ def test_run_shows_its_progress_bar_on_stderr_unless_quiet(tmp_path: Path) -> No
     assert [line for line in shown.stderr.splitlines() if line.startswith("pubmedqa") and "2/2" in line]
     quiet = ebmeval(*args, "--seed", "1", "--quiet", cwd=tmp_path)
     assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("pubmedqa")]
+
+
+def test_reproduce_takes_runs_options_as_run_declares_them() -> None:
+    import typer
+
+    from ebmeval.cli._app import app
+
+    def options(command: str) -> dict[str, tuple[object, ...]]:
+        found = typer.main.get_command(app).commands[command].params  # type: ignore[attr-defined]
+        return {p.name: (tuple(p.opts), p.help, p.multiple, p.default) for p in found if p.param_type_name == "option"}
+
+    shared = ("model_arg", "role", "role_arg", "scorer_arg", "limit", "seed")
+    run, reproduce = options("run"), options("reproduce")
+    assert [reproduce[name] for name in shared] == [run[name] for name in shared]

@@ -15,7 +15,7 @@ from ebmeval.tasks import (
     Score,
     Task,
     WorkflowResult,
-    binary_metrics,
+    scorer,
 )
 
 
@@ -41,7 +41,10 @@ class ExactLetter:
         return Score(values={"accuracy": float(generation.answer.value == sample.target)})
 
 
-binary_metrics("exact", "accuracy")
+@scorer("exact", binary=("accuracy",))
+def exact_letter() -> ExactLetter:
+    """The toy task's scorer, its ``accuracy`` declared binary."""
+    return ExactLetter()
 
 
 def parse_letter(output: str, sample: Sample) -> ParsedAnswer:
@@ -55,7 +58,7 @@ def toy_task(n: int = 6) -> Task:
         name="toy",
         dataset=samples,
         workflow=TwoStepWorkflow(),
-        scorers=[ExactLetter()],
+        scorers=[exact_letter()],
         parser=parse_letter,
         args={"n": n},
     )

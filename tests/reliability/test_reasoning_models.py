@@ -76,8 +76,8 @@ async def test_a_thinking_model_is_counted_as_truncated_then_read_with_room_to_t
         code, _payload, err = await ebmeval_run(report, tmp_path)
         assert code == 0, err
         with (tmp_path / "report" / "metrics-mean-with-95-ci.csv").open() as handle:
-            (row,) = [r for r in csv.DictReader(handle) if r["metric"] == "accuracy"]
-        assert (row["unparsed"], row["truncated"]) == ("4", "4")
+            (row,) = [r for r in csv.DictReader(handle) if r["scorer"] == "accuracy"]
+        assert (row["metric"], row["unparsed"], row["truncated"]) == ("(no answer graded)", "4", "4")  # none scored
         code, read, err = await ebmeval_run([*args, "--model-arg", "reasoning=true"], tmp_path)
     assert code == 0, err
     assert read is not None and read["run_id"] != cut["run_id"]

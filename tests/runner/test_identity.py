@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ from ebmeval.models import ChatMessage, GenerateConfig, Model, ResponseCache
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, rescore, run, summarize
 from ebmeval.store import RunStore
-from ebmeval.tasks import Document, create_task
+from ebmeval.tasks import Document, Generation, Sample, SampleContext, Score, create_scorer, create_task, scorer
 from tests.helpers.toy import scripted_model, toy_task
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -222,3 +222,77 @@ def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_sa
     assert (
         "task options max_iterations do not apply to workflow 'golden-rag': ignored (not part of the run id)" in notes
     )
+
+
+class _ThresholdJudge:
+    """Scores 1 when the judge's number reaches a threshold it keeps to itself (no public attribute)."""
+
+    name = "test/threshold-judge"
+
+    def __init__(self, threshold: float, template: str) -> None:
+        self._threshold = threshold
+        self._template = template
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        reply = await ctx.generate(self.name, self._template.format(output=generation.output), role="judge")
+        return Score(values={"passed": float(float(reply.text) >= self._threshold)})
+
+
+@scorer("test/threshold-judge", roles=["judge"], non_identity=["timeout"])
+def _threshold_judge(threshold: float = 0.5, template: str = "Rate {output}", timeout: float = 30.0) -> _ThresholdJudge:
+    return _ThresholdJudge(threshold, template)
+
+
+def test_a_factorys_arguments_are_its_score_sets_identity_and_those_declared_non_identity_are_not(
+    tmp_path: Path,
+) -> None:
+    result = run(config(tmp_path), task=toy_task(2), models={"model": scripted_model()})
+    store_path = str(tmp_path / "runs.sqlite")
+    judge = {"judge": Model(ScriptedModel(lambda m, c: "0.7", name="scripted/rater"))}
+
+    def rescored(**args: object) -> int:
+        return rescore(store_path, result.run.run_id, [create_scorer("test/threshold-judge", **args)], judge).resumed
+
+    assert rescored(threshold=0.5) == 0
+    assert rescored(threshold=0.9) == 0  # another threshold: a new score set, scored afresh
+    assert rescored(threshold=0.9) == 2 and rescored(threshold=0.9, timeout=5.0) == 2  # same identity: resumed
+    assert rescored(threshold=0.9, template="Grade {output}") == 0
+    assert rescored() == 2  # the defaults, given or not, are the first score set
+    store = RunStore(store_path)
+    judged = {
+        s.label: s.spec["args"] for s in store.score_sets(result.run.run_id) if s.spec["name"] == "test/threshold-judge"
+    }
+    assert sorted(judged.values(), key=len) == [
+        {},
+        {"threshold": 0.9},
+        {"template": "Grade {output}", "threshold": 0.9},
+    ]
+    passed = {
+        str(args): [s.values["passed"] for *_k, s in store.scores(result.run.run_id, label)]
+        for label, args in judged.items()
+    }
+    assert passed["{}"] == [1.0, 1.0] and passed["{'threshold': 0.9}"] == [0.0, 0.0]
+
+
+def test_a_non_identity_argument_the_factory_does_not_take_is_refused_at_registration() -> None:
+    with pytest.raises(ValueError, match=r"non_identity names \['timeout'\]"):
+        scorer("test/unregistered", non_identity=["timeout"])(lambda: _ThresholdJudge(0.5, ""))
+
+
+def test_binary_metrics_are_declared_on_the_scorers_registration() -> None:
+    from ebmeval.tasks import is_binary_metric
+
+    assert is_binary_metric("accuracy", "accuracy") and is_binary_metric("judge/factuality", "population")
+    assert not is_binary_metric("test/threshold-judge", "passed") and not is_binary_metric("nope", "accuracy")
+
+
+@scorer("test/with-reader")
+def _with_reader(read: Callable[[str], float] = float) -> _ThresholdJudge:
+    return _ThresholdJudge(0.5, "Rate {output}")
+
+
+def test_an_argument_that_is_not_a_setting_is_recorded_when_it_is_not_the_default() -> None:
+    from ebmeval.tasks._identity import declared
+
+    assert declared(_with_reader(read=len)).arguments == {"read": len}  # type: ignore[union-attr]
+    assert declared(_with_reader(read=float)).arguments == {}  # type: ignore[union-attr]

@@ -95,3 +95,31 @@ def test_a_server_error_on_the_pre_flight_request_is_sent_once_and_left_to_the_s
     assert result.returncode == 0, result.stderr
     prompts = [r["body"]["messages"][-1]["content"] for r in received if r["path"].endswith("/chat/completions")]
     assert prompts.count("Reply with OK.") == 1 and len(prompts) == 3
+
+
+def test_the_pre_flight_request_carries_the_models_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gateway that needs a header, a body field, Azure's api-version and a temperature is reached, not refused."""
+    monkeypatch.setenv("GATEWAY_KEY", "sesame")
+
+    def gateway(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        if headers.get("x-gateway-key") != "sesame" or headers.get("api-key") != "k":
+            return 403, {"error": {"message": "the gateway needs its key"}}
+        if body.get("route") != "eu" or body.get("temperature") != 1.0 or body.get("reasoning_effort") != "low":
+            return 403, {"error": {"message": "no route for this request"}}
+        return completion("Answer: yes")
+
+    with chat_server(gateway) as (url, received):
+        monkeypatch.setenv("AZURE_OPENAI_API_KEY", "k")
+        result = run(
+            tmp_path,
+            f"azure-openai:dep@{url.removesuffix('/v1')}",
+            "--limit", "2", "--no-cache", "--temperature", "1",
+            "--model-arg", "headers={X-Gateway-Key: $GATEWAY_KEY}",
+            "--model-arg", "body={route: eu}",
+            "--model-arg", "reasoning_effort=low",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    chats = [r for r in received if "/chat/completions?api-version=" in r["path"]]
+    asked = [r["body"]["messages"][-1]["content"] for r in chats]
+    assert asked[0] == "Reply with OK." and "Reply with OK." not in asked[1:]  # the pre-flight, then the samples
+    assert recorded(tmp_path / "runs" / "ebmeval.sqlite") == (0, 2)

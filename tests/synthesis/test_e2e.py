@@ -146,7 +146,7 @@ def test_workflow_table_and_contrasts_over_stored_runs(tmp_path: Path) -> None:
         app, ["synthesis", "table", *run_ids, "--store", str(store), "--metric", "rubric", "--contrast", "rubric"]
     )
     assert shown.exit_code == 0, shown.output
-    assert f"| {run_ids[0]} | model | m3 | golden-rag | 3 | 4.00 [4.00, 4.00] |" in shown.output
+    assert f"| {run_ids[0]} | model | m3 | golden-rag | 3 | 0 | 0 | 4.00 [4.00, 4.00] |" in shown.output
     assert (
         f"| workflow | golden-rag | parametric-zero-shot | model | 3 | {contrast.mean_diff:.2f} | {contrast.t:.2f} |"
         in shown.output

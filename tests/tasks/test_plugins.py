@@ -94,16 +94,16 @@ def test_installed_plugin_package_adds_a_task_scorer_provider_and_retriever(tmp_
 def test_a_broken_plugin_warns_and_the_others_still_load(monkeypatch: pytest.MonkeyPatch) -> None:
     points = [
         EntryPoint(name="widgets", value="no_such_module_for_ebmeval", group=plugins.GROUP),
-        EntryPoint(name="widgets", value="tests.helpers.toy", group=plugins.GROUP),
+        EntryPoint(name="widgets", value="tests.helpers.chat_server", group=plugins.GROUP),
     ]
     monkeypatch.setattr(plugins, "_loaded", set())
     monkeypatch.setattr(plugins, "entry_points", lambda group, name: [p for p in points if p.name == name])
-    monkeypatch.delitem(sys.modules, "tests.helpers.toy", raising=False)
+    monkeypatch.delitem(sys.modules, "tests.helpers.chat_server", raising=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert plugins.ensure_plugins("widgets") is True
     assert any("no_such_module_for_ebmeval" in str(w.message) for w in caught)
-    assert "tests.helpers.toy" in sys.modules
+    assert "tests.helpers.chat_server" in sys.modules
     assert plugins.ensure_plugins("widgets") is False  # once per process
 
 

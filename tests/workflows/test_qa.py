@@ -170,6 +170,7 @@ async def test_direct_logprobs_answer_is_most_probable_letter() -> None:
 
     result = await qa_workflow("direct", answer_from="logprobs")(SAMPLE, context(ScriptedModel(reply)))
     assert result.output == "C"
+    assert not result.from_reply  # a reply cut at its token limit leaves this answer whole
     assert result.metadata["generated"] == "A"
     assert result.metadata["letter_probabilities"]["C"] > result.metadata["letter_probabilities"]["A"]
 

@@ -135,6 +135,11 @@ class BackgroundWriter:
         self._thread: threading.Thread | None = None
         self._db: sqlite3.Connection | None = None
         self._closed = False
+        self._queued = 0
+        """Statements queued so far; the thread has committed (or failed) the first ``_done`` of them."""
+        self._done = 0
+        self._waiting: list[tuple[int, Callable[[], None]]] = []
+        """(statements queued before it, callback) for each :meth:`after_commit` still waiting."""
 
     def write(self, sql: str, params: tuple[object, ...]) -> None:
         """Queue one statement; then raises the error of an earlier write that failed, if one did."""
@@ -144,10 +149,23 @@ class BackgroundWriter:
             if self._db is None:
                 self._db = connect(self.path, what=self.what, foreign_keys=self._foreign_keys)
             self._queue.put((sql, params))
+            self._queued += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._work, name=f"sqlite writer {self.path.name}")
                 self._thread.start()
         self._raise_failure()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once every write queued so far is committed (or has failed, its error raised later).
+
+        It runs on the writer's thread, or at once on the caller's when nothing is in flight.
+        """
+        with self._state:
+            waiting = self._done < self._queued
+            if waiting:
+                self._waiting.append((self._queued, callback))
+        if not waiting:
+            callback()
 
     def flush(self) -> None:
         """Wait until every queued write is committed; raises the error of one that failed."""
@@ -201,6 +219,16 @@ class BackgroundWriter:
             finally:
                 for _ in batch:
                     self._queue.task_done()
+                self._settled(len(batch))
+
+    def _settled(self, count: int) -> None:
+        """Count ``count`` more statements committed or failed, and call the callbacks waiting for them."""
+        with self._state:
+            self._done += count
+            ready = [callback for queued, callback in self._waiting if queued <= self._done]
+            self._waiting = [(queued, callback) for queued, callback in self._waiting if queued > self._done]
+        for callback in ready:
+            callback()
 
     def _next(self) -> tuple[str, tuple[object, ...]] | None:
         """The next queued statement, if one is waiting (``None`` itself, from close, stays queued)."""

@@ -36,7 +36,6 @@ from ..tasks import (
     Scorer,
     Task,
     WorkflowResult,
-    binary_metrics,
     scorer,
     task,
 )
@@ -173,10 +172,7 @@ class AnswerAccuracy:
         )
 
 
-binary_metrics("medthink/accuracy", "accuracy")
-
-
-@scorer("medthink/accuracy")
+@scorer("medthink/accuracy", binary=("accuracy",))
 def answer_accuracy() -> AnswerAccuracy:
     """MedThink-Bench's prediction accuracy of the final answer line."""
     return AnswerAccuracy()

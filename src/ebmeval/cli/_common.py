@@ -21,7 +21,33 @@ StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite ru
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", help="Show no progress bar (stderr).")]
 
-__all__ = ["JsonOption", "QuietOption", "StoreOption", "app", "console", "key_values", "resume_command"]
+# The options of a run, shared by every command that starts runs (run, reproduce).
+ModelArgOption = Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")]
+RoleOption = Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")]
+RoleArgOption = Annotated[
+    list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
+]
+ScorerArgOption = Annotated[
+    list[str] | None, typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE.")
+]
+LimitOption = Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")]
+SeedOption = Annotated[int | None, typer.Option(help="Seed of every random choice.")]
+
+__all__ = [
+    "JsonOption",
+    "LimitOption",
+    "ModelArgOption",
+    "QuietOption",
+    "RoleArgOption",
+    "RoleOption",
+    "ScorerArgOption",
+    "SeedOption",
+    "StoreOption",
+    "app",
+    "console",
+    "key_values",
+    "resume_command",
+]
 
 
 def key_values(items: list[str] | None, flag: str) -> dict[str, Any]:

@@ -97,8 +97,16 @@ def summary_table(summary: RunSummary, *, by: str | None = None) -> RichTable:
     return metrics_table(summary, by=by).rich()
 
 
+TRUNCATION_COLUMNS = (Column("truncated", "number"), Column("inputs cut", "number"))
+"""Beside every metric: answers cut at their token limit (not scored), scored answers whose input was cut."""
+
+
 def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
-    """The metrics of a run: value, 95% CI, n and missing per scorer and metric, the run's totals as a note."""
+    """The metrics of a run: value, 95% CI, n, missing and truncations per scorer and metric, the totals as a note.
+
+    ``truncated`` counts the answers cut at their token limit (not scored), ``inputs cut`` the
+    scored answers whose input was cut to fit the context window.
+    """
     run = summary.run
     table = Table(
         f"{run.task} · {run.model} · run {run.run_id}",
@@ -110,13 +118,14 @@ def metrics_table(summary: RunSummary, *, by: str | None = None) -> Table:
             Column("95% CI", "interval", pair="{}–{}"),
             Column("n", "number"),
             Column("missing", "number"),
+            *TRUNCATION_COLUMNS,
         ],
     )
     for m in summary.metrics:
         if by is None and m.group is not None:
             continue
         group = [m.group or "all"] if by is not None else []
-        table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing)
+        table.add(m.scorer, m.metric, *group, m.value, m.ci, m.n, m.missing, m.truncated, m.input_truncated)
     truncated = f"{summary.truncated} truncated ({summary.truncated_unparsed} unparsed) · " if summary.truncated else ""
     truncated += f"{summary.input_truncated} inputs cut to fit · " if summary.input_truncated else ""
     table.notes.append(
@@ -141,6 +150,7 @@ def grid_table(summaries: list[RunSummary]) -> Table:
             Column("95% CI", "interval", pair="{}–{}"),
             Column("n", "number"),
             Column("missing", "number"),
+            *TRUNCATION_COLUMNS,
         ],
     )
     for summary in summaries:
@@ -148,8 +158,10 @@ def grid_table(summaries: list[RunSummary]) -> Table:
         overall = [m for m in summary.metrics if m.group is None]
         for m in overall:
             metric = m.metric if m.metric == m.scorer else f"{m.scorer} · {m.metric}"
-            table.add(run.run_id, run.task, run.model, metric, m.value, m.ci, m.n, m.missing)
+            table.add(
+                run.run_id, run.task, run.model, metric, m.value, m.ci, m.n, m.missing, m.truncated, m.input_truncated
+            )
         if not overall:
-            table.add(run.run_id, run.task, run.model, "(no metric)", None, None, None, None)
+            table.add(run.run_id, run.task, run.model, "(no metric)", None, None, None, None, None, None)
         table.notes.append(f"{run.run_id}: {summary.unparsed} unparsed · {summary.failing} failing · {run.status}")
     return table

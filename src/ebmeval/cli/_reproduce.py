@@ -8,7 +8,20 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import JsonOption, app, console, key_values, role_models, scorer_options
+from ._common import (
+    JsonOption,
+    LimitOption,
+    ModelArgOption,
+    RoleArgOption,
+    RoleOption,
+    ScorerArgOption,
+    SeedOption,
+    app,
+    console,
+    key_values,
+    role_models,
+    scorer_options,
+)
 
 if TYPE_CHECKING:
     from ..reproduce import Preset, Reproduction
@@ -22,19 +35,10 @@ def reproduce(
     paper: Annotated[str | None, typer.Argument(help="Preset name (see --list).")] = None,
     list_presets: Annotated[bool, typer.Option("--list", help="List the presets, what they cover and cannot.")] = False,
     model: Annotated[list[str] | None, typer.Option("--model", help="Model spec to run (repeatable).")] = None,
-    model_arg: Annotated[
-        list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE, for every model.")
-    ] = None,
-    role: Annotated[
-        list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
-    ] = None,
-    role_arg: Annotated[
-        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
-    ] = None,
-    scorer_arg: Annotated[
-        list[str] | None,
-        typer.Option("--scorer-arg", help="Scorer option SCORER:KEY=VALUE (or KEY=VALUE), every condition."),
-    ] = None,
+    model_arg: ModelArgOption = None,
+    role: RoleOption = None,
+    role_arg: RoleArgOption = None,
+    scorer_arg: ScorerArgOption = None,
     preset_arg: Annotated[
         list[str] | None,
         typer.Option("--preset-arg", help="The preset's option KEY=VALUE (see --list): a file or index of yours."),
@@ -46,8 +50,8 @@ def reproduce(
     condition: Annotated[
         list[str] | None, typer.Option("--condition", help="Run only this condition (repeatable; default all).")
     ] = None,
-    limit: Annotated[int | None, typer.Option(help="Answer only N samples per condition.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    limit: LimitOption = None,
+    seed: SeedOption = None,
     concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
     store: Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")] = DEFAULT_STORE,
     fmt: Annotated[str, typer.Option("--format", help="terminal, markdown, latex or csv.")] = "terminal",
@@ -56,7 +60,9 @@ def reproduce(
     """Run a paper's conditions on the models named and print its tables beside the published values.
 
     Each condition on each model is an ordinary run in the store: re-running the command
-    resumes what is unfinished and reuses what is done.
+    resumes what is unfinished and reuses what is done. The run options (``--model-arg``,
+    ``--role``, ``--role-arg``, ``--scorer-arg``, ``--limit``, ``--seed``) are ``run``'s and
+    apply to every condition.
     """
     from .._util.errors import ConfigError, UsageError
     from ..reproduce import preset_registry

@@ -12,7 +12,13 @@ import typer
 from .._util.defaults import DEFAULT_STORE
 from ._common import (
     JsonOption,
+    LimitOption,
+    ModelArgOption,
     QuietOption,
+    RoleArgOption,
+    RoleOption,
+    ScorerArgOption,
+    SeedOption,
     StoreOption,
     app,
     console,
@@ -36,25 +42,18 @@ def run(
     task_arg: Annotated[
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
     ] = None,
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")] = None,
-    role: Annotated[
-        list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (e.g. judge=local).")
-    ] = None,
-    role_arg: Annotated[
-        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
-    ] = None,
-    scorer_arg: Annotated[
-        list[str] | None,
-        typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE."),
-    ] = None,
-    limit: Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")] = None,
+    model_arg: ModelArgOption = None,
+    role: RoleOption = None,
+    role_arg: RoleArgOption = None,
+    scorer_arg: ScorerArgOption = None,
+    limit: LimitOption = None,
     shard: Annotated[
         str | None, typer.Option(help="Answer only shard I of N of the samples, I/N (same run id for every shard).")
     ] = None,
     no_shuffle: Annotated[
         bool, typer.Option("--no-shuffle", help="With --limit, take the first N in dataset order.")
     ] = False,
-    seed: Annotated[int | None, typer.Option(help="Seed of every random choice.")] = None,
+    seed: SeedOption = None,
     request_seed: Annotated[
         int | None,
         typer.Option(

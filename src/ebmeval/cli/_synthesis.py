@@ -82,6 +82,8 @@ def table(
             "workflow",
             *(["score sets"] if split else []),
             Column("n", "number"),
+            Column("truncated", "number"),
+            Column("inputs cut", "number"),
             *[Column(name, "estimate", fmt="{:.2f}", missing=True) for name in metrics],
         ],
     )
@@ -93,7 +95,17 @@ def table(
             for name in metrics
         ]
         labels = [", ".join(row.score_sets.values())] if split else []
-        means.add(row.run_id, row.model.split("/")[-1], row.source, row.workflow, *labels, row.n, *cells)
+        means.add(
+            row.run_id,
+            row.model.split("/")[-1],
+            row.source,
+            row.workflow,
+            *labels,
+            row.n,
+            row.truncated,
+            row.input_truncated,
+            *cells,
+        )
     typer.echo(means.markdown())
     if contrasts:
         paired = Table(

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from ..models import GenerateConfig
 from ..prompts import add_judge_template
-from ..tasks import Generation, Sample, SampleContext, Score, binary_metrics, scorer
+from ..tasks import Generation, Sample, SampleContext, Score, scorer
 from ._ask import ask
 from ._factuality_labels import (
     BINARY_CATEGORIES,
@@ -362,10 +362,7 @@ class FactualityJudge:
         )
 
 
-binary_metrics("judge/factuality", *BINARY_CATEGORIES, *DERIVED_CATEGORIES)
-
-
-@scorer("judge/factuality")
+@scorer("judge/factuality", binary=(*BINARY_CATEGORIES, *DERIVED_CATEGORIES))
 def factuality_judge(max_tokens: int = 160, match_sentence: bool = True, temperature: float = 0.0) -> FactualityJudge:
     """The categorical factuality judge; needs the ``judge`` role."""
     return FactualityJudge(max_tokens=max_tokens, match_sentence=match_sentence, temperature=temperature)

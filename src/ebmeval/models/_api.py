@@ -33,8 +33,11 @@ class ModelAPI(ABC):
     async def prepare(self) -> None:  # noqa: B027  (optional hook: most providers know all up front)
         """Learn what the server can tell before the first request (context window, tokenizer)."""
 
-    async def preflight(self) -> None:  # noqa: B027  (optional hook: in-process models need no check)
-        """Check, with one small request, that the model can be reached and answers; ``EndpointError`` if not."""
+    async def preflight(self, config: GenerateConfig) -> None:  # noqa: B027  (optional hook: in-process models need no check)
+        """Check, with one small request, that the model can be reached and answers; ``EndpointError`` if not.
+
+        The request is sent with the model's settings ``config``, as the samples' requests are.
+        """
 
     @abstractmethod
     async def generate(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ModelOutput:

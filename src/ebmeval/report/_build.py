@@ -137,8 +137,8 @@ class Report:
                     m.missing,
                     self.chance_of(run.run_id, m.scorer, m.metric),
                     summary.unparsed,
-                    summary.truncated,
-                    summary.input_truncated,
+                    m.truncated,
+                    m.input_truncated,
                     summary.failing,
                     (summary.usage.input_tokens, summary.usage.output_tokens),
                     summary.mean_latency,
@@ -151,10 +151,10 @@ class Report:
             "of the mean. chance: the accuracy of a uniform guess, 1/k for k options averaged over the answered "
             "items (single-answer multiple choice only). unparsed: answers from which no answer could be read; "
             "a scorer with unparsed=zero (the default of multiple-choice tasks) scores them 0, so they are in n "
-            "and in the mean as wrong, "
-            "while unparsed=skip leaves them out (counted under missing). truncated: answers whose model call "
-            "stopped at its token limit; inputs cut: answers whose input (article, evidence) was cut to fit the "
-            "context window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
+            "and in the mean as wrong, while unparsed=skip leaves them out (counted under missing). truncated: "
+            "answers whose reply stopped at its token limit, which no scorer grades (neither in n nor in "
+            "missing); inputs cut: scored answers whose input (article, evidence) was cut to fit the context "
+            "window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
         )
         if self.view_url is not None:
             table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")

@@ -31,7 +31,7 @@ class Contrast:
     """One metric compared between two runs on the samples both scored.
 
     Values are per sample (the mean over its epochs). Metrics their scorer declares binary
-    (:func:`ebmeval.tasks.binary_metrics`) use McNemar's exact test; every other metric, and a
+    (``@scorer(NAME, binary=...)``) use McNemar's exact test; every other metric, and a
     binary one whose epoch means are not all 0 or 1, the paired t-test with Cohen's
     d_z = mean(a − b) / SD(a − b). The observed values never choose the test.
     ``pvalue_adjusted`` is Holm's adjustment over every contrast reported together.

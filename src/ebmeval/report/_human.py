@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +38,10 @@ POOLED = "pooled (all conditions)"
 
 
 @dataclass(frozen=True)
-class Agreement:
-    """Judge-versus-human statistics over one set of generations (a condition, or all pooled).
+class AgreementStatistics:
+    """Judge-versus-human statistics over one set of generations.
 
     Attributes:
-        condition: The condition's label (task · workflow · model), or :data:`POOLED`.
-        runs: The run ids the generations come from.
         n_pairs: Generations with both a judge score and at least one human score.
         human_alpha: Krippendorff's alpha (interval) among the annotators, or None where undefined.
         pearson: Pearson r between judge and mean human score, with its p-value and 95% CI.
@@ -54,8 +52,6 @@ class Agreement:
         pairs: (judge score, mean human score) per generation, for plots.
     """
 
-    condition: str
-    runs: tuple[str, ...]
     n_pairs: int
     human_alpha: float | None
     pearson: dict[str, Any] | None
@@ -64,6 +60,23 @@ class Agreement:
     judge_alpha: float | None
     notes: tuple[str, ...]
     pairs: tuple[tuple[float, float], ...] = ()
+
+    def statistics(self) -> dict[str, Any]:
+        """The fields of :class:`AgreementStatistics`, by name, to build another record of the same statistics."""
+        return {f.name: getattr(self, f.name) for f in fields(AgreementStatistics)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Agreement(AgreementStatistics):
+    """The statistics of one condition, or of all pooled.
+
+    Attributes:
+        condition: The condition's label (task · workflow · model), or :data:`POOLED`.
+        runs: The run ids the generations come from.
+    """
+
+    condition: str
+    runs: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -93,11 +106,11 @@ class HumanContrast:
         return self.mean_a - self.mean_b
 
 
-@dataclass(frozen=True)
-class AgreementReport:
+@dataclass(frozen=True, kw_only=True)
+class AgreementReport(AgreementStatistics):
     """How an automatic judge agrees with the human scores of a study.
 
-    The top-level statistics are the pooled ones (:data:`POOLED`, over every condition);
+    The statistics it inherits are the pooled ones (:data:`POOLED`, over every condition);
     ``conditions`` holds the same statistics per condition and ``contrasts`` the paired tests
     of human scores between conditions.
 
@@ -105,14 +118,6 @@ class AgreementReport:
         study: The study.
         field: The human score field compared (e.g. ``score``).
         judge: The judge scorer and its metric, ``"<scorer>:<metric>"``.
-        n_pairs: Generations with both a judge score and at least one human score (pooled).
-        human_alpha: Krippendorff's alpha (interval) among the annotators, pooled.
-        pearson: Pearson r between judge and mean human score, pooled.
-        spearman: Spearman rho between judge and mean human score, pooled.
-        bland_altman: Bias mean(human − judge), its 95% CI and limits of agreement, pooled.
-        judge_alpha: Krippendorff's alpha (interval) with the judge as one more rater, pooled.
-        notes: Statistics that could not be computed and why (pooled).
-        pairs: (judge score, mean human score) per generation, for plots.
         conditions: The statistics of each condition.
         contrasts: Paired tests of human scores between every two conditions.
         sign: The sign convention (:data:`SIGN`).
@@ -122,14 +127,6 @@ class AgreementReport:
     study: str
     field: str
     judge: str
-    n_pairs: int
-    human_alpha: float | None
-    pearson: dict[str, Any] | None
-    spearman: dict[str, Any] | None
-    bland_altman: dict[str, Any] | None
-    judge_alpha: float | None
-    notes: tuple[str, ...]
-    pairs: tuple[tuple[float, float], ...] = ()
     conditions: tuple[Agreement, ...] = ()
     contrasts: tuple[HumanContrast, ...] = ()
     sign: str = SIGN
@@ -139,18 +136,7 @@ class AgreementReport:
     def pooled(self) -> Agreement:
         """The top-level statistics as an :class:`Agreement` labelled :data:`POOLED`."""
         runs = tuple(sorted({r for c in self.conditions for r in c.runs}))
-        return Agreement(
-            POOLED,
-            runs,
-            self.n_pairs,
-            self.human_alpha,
-            self.pearson,
-            self.spearman,
-            self.bland_altman,
-            self.judge_alpha,
-            self.notes,
-            self.pairs,
-        )
+        return Agreement(condition=POOLED, runs=runs, **self.statistics())
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-ready data."""
@@ -313,7 +299,16 @@ def agreement(
         notes.append(f"Bland-Altman: {exc}")
     runs = tuple(sorted({k[0] for k in keys}))
     return Agreement(
-        condition, runs, len(paired), human_alpha, r, rho, ba, judge_alpha, tuple(notes), tuple(zip(j, h, strict=True))
+        len(paired),
+        human_alpha,
+        r,
+        rho,
+        ba,
+        judge_alpha,
+        tuple(notes),
+        tuple(zip(j, h, strict=True)),
+        condition=condition,
+        runs=runs,
     )
 
 
@@ -382,19 +377,12 @@ def agreement_report(
     contrasts = tuple(human_contrast(a, b, items[a], items[b]) for a, b in itertools.combinations(sorted(items), 2))
     pooled = agreement(POOLED, sorted(human), human, judged)
     return AgreementReport(
-        study,
-        field,
-        f"{judge}:{metric}",
-        pooled.n_pairs,
-        pooled.human_alpha,
-        pooled.pearson,
-        pooled.spearman,
-        pooled.bland_altman,
-        pooled.judge_alpha,
-        pooled.notes,
-        pooled.pairs,
-        conditions,
-        contrasts,
+        study=study,
+        field=field,
+        judge=f"{judge}:{metric}",
+        conditions=conditions,
+        contrasts=contrasts,
+        **pooled.statistics(),
     )
 
 

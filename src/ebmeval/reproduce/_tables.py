@@ -51,6 +51,10 @@ class CellTrace:
     group: str | None
     n: int
     missing: int
+    truncated: int = 0
+    """Answers of the score set cut at their token limit (not scored)."""
+    input_truncated: int = 0
+    """Scored answers whose input was cut to fit the context window."""
 
 
 @dataclass
@@ -193,6 +197,8 @@ def _trace(
         group=measure.group,
         n=found.n if found else 0,
         missing=found.missing if found else 0,
+        truncated=found.truncated if found else 0,
+        input_truncated=found.input_truncated if found else 0,
     )
 
 

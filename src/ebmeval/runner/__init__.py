@@ -14,7 +14,7 @@ from ._runner import (
     run_identity,
     select_samples,
 )
-from ._summary import MetricSummary, RunSummary, sample_values, summarize
+from ._summary import MetricSummary, RunSummary, input_was_cut, sample_values, summarize
 
 __all__ = [
     "DEFAULT_STORE",
@@ -42,4 +42,5 @@ __all__ = [
     "sample_values",
     "score_sample",
     "summarize",
+    "input_was_cut",
 ]

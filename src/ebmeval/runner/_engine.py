@@ -57,9 +57,15 @@ async def score_sample(
     """Apply every scorer (with its label) to ``generation``, each in a context limited to the roles it declares.
 
     Every scorer is tried, whatever the others do: ``record(index, score)`` receives each score,
-    and the failures come back, one per failing scorer.
+    and the failures come back, one per failing scorer. An answer whose reply was cut at its
+    token limit (``Generation.answer_truncated``) is graded by none: each scorer records
+    :data:`CUT_SCORE`, which summaries count as a truncation beside each of its metrics.
     """
     failures: list[Failure] = []
+    if generation.answer_truncated:
+        for index in range(len(scorers)):
+            record(index, CUT_SCORE)
+        return failures
     for index, (scorer, label) in enumerate(scorers):
 
         async def one(index: int = index, scorer: Scorer = scorer) -> None:
@@ -68,6 +74,19 @@ async def score_sample(
 
         await attempt(f"score:{label}", one(), failures)
     return failures
+
+
+CUT_SCORE = Score(
+    values={},
+    explanation="not scored: the answer's reply stopped at its token limit",
+    metadata={"answer_truncated": True},
+)
+"""The score of an answer cut at its token limit: no value, so nothing incomplete is averaged."""
+
+
+def is_cut(score: Score) -> bool:
+    """Whether ``score`` is :data:`CUT_SCORE`'s record of an answer cut at its token limit."""
+    return score.metadata.get("answer_truncated") is True
 
 
 async def run_all(count: int, one: Callable[[int], Coroutine[Any, Any, None]]) -> None:

@@ -87,6 +87,7 @@ async def _rescore(
             progress.resumed += 1
             on_progress(progress)
             return
+        failures = []
         async with limit:
             memo = store.memo(run_id, sample.id, generation.epoch)
             ctx = SampleContext(models, memo, seed=sample_seed(run_seed, generation.epoch, sample.id))
@@ -100,8 +101,8 @@ async def _rescore(
                 [(scorer, s.label) for scorer, s in pending],
                 lambda i, score: store.put_score(run_id, sample.id, generation.epoch, pending[i][1].id, score),
             )
-            count_sample(store, run_id, sample.id, generation.epoch, failures, progress, models_once)
-            on_progress(progress)
+        await count_sample(store, run_id, sample.id, generation.epoch, failures, progress, models_once)
+        on_progress(progress)
 
     on_progress(progress)
     await run_all(len(stored), one)

@@ -41,7 +41,7 @@ class Progress:
     total: int
     """Sample × epoch pairs selected for this run."""
     done: int = 0
-    """Of those, finished (generated and scored), this invocation or before."""
+    """Of those, finished (generated, scored and committed to the store), this invocation or before."""
     resumed: int = 0
     """Finished in an earlier invocation."""
     errors: int = 0
@@ -354,7 +354,7 @@ async def preflight(models: dict[str, Model]) -> None:
         roles.setdefault(id(model), []).append(role)
     for model in {id(m): m for m in models.values()}.values():
         try:
-            await model.api.preflight()
+            await model.api.preflight(model.config)
         except EndpointError as exc:
             playing = ", ".join(roles[id(model)])
             raise EndpointError(f"{model.name} (role {playing}): {exc}; nothing was run or recorded") from None
@@ -395,6 +395,7 @@ async def _execute(
 
     async def one(index: int) -> None:
         sample, epoch = todo[index]
+        failures: list[Failure] = []
         async with limit:
             key = (sample.id, epoch)
             memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
@@ -406,7 +407,6 @@ async def _execute(
                 overrides=config.steps,
             )
             found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
-            failures: list[Failure] = []
             if found is None:
                 made: list[Generation] = []
                 if await attempt("generate", _generate_into(made, task, sample, epoch, ctx), failures):
@@ -424,15 +424,15 @@ async def _execute(
                     [(scorer, s.label) for scorer, s in pending],
                     lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
                 )
-            count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)
-            on_progress(progress)
+        await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)  # its slot is free
+        on_progress(progress)
 
     await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
     return score_sets
 
 
-def count_sample(
+async def count_sample(
     store: RunStore,
     run_id: str,
     sample_id: str,
@@ -441,9 +441,10 @@ def count_sample(
     progress: Progress,
     models: Sequence[Model],
 ) -> None:
-    """Record the sample's failures and count it in ``progress``."""
+    """Record the sample's failures and, once its writes are committed to the store, count it in ``progress``."""
     for failure in failures:
         store.put_error(run_id, sample_id, epoch, failure.stage, failure.error)
+    await store.committed()
     if failures:
         progress.errors += 1
     else:
@@ -493,5 +494,6 @@ async def _generate(task: Task, sample: Sample, epoch: int, ctx: SampleContext) 
         latency=time.perf_counter() - started,
         metadata=result.metadata,
         truncated=any(output.truncated for output in ctx.outputs),
+        answer_truncated=last is not None and last.truncated and result.from_reply,
         reasoning=last.reasoning if last is not None else None,
     )

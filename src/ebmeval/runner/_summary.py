@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,7 @@ from ..models import Usage
 from ..stats import bootstrap_ci, wilson_ci
 from ..store import RunRecord, RunStore, ScoreSet
 from ..tasks import run_metric_registry, scorer_registry
+from ._engine import is_cut
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,9 @@ class MetricSummary:
     metric whose values are all 0 or 1, else ``bootstrap`` (percentile bootstrap); ``missing``
     counts samples whose value could not be computed (e.g. an unparsed answer under
     ``unparsed=skip``), which are left out of the mean and counted here instead. ``scorer`` is
-    the label of the score set.
+    the label of the score set. ``truncated`` counts the answers (sample × epoch) of its score
+    set whose reply was cut at its token limit, which no scorer grades, and ``input_truncated``
+    the answers it graded whose input was cut to fit the context window.
     """
 
     scorer: str
@@ -36,6 +39,8 @@ class MetricSummary:
     missing: int
     group: str | None = None
     ci_method: str = "bootstrap"
+    truncated: int = 0
+    input_truncated: int = 0
 
 
 @dataclass
@@ -85,6 +90,8 @@ class RunSummary:
                     "ci_method": m.ci_method,
                     "n": m.n,
                     "missing": m.missing,
+                    "truncated": m.truncated,
+                    "input_truncated": m.input_truncated,
                 }
                 for m in self.metrics
             ],
@@ -114,10 +121,11 @@ def summarize(
     groups: dict[str, list[str]] = {}
     usage = Usage()
     latencies: list[float] = []
-    count = unparsed = truncated = truncated_unparsed = input_truncated = 0
+    count = unparsed = truncated = truncated_unparsed = 0
     keys: set[str] = set()
     issues: set[str] = set()
     generated: set[tuple[str, int]] = set()
+    inputs_cut: set[tuple[str, int]] = set()
     for sample, generation in store.generations(run.run_id):
         if samples is not None and sample.id not in samples:
             continue
@@ -126,7 +134,8 @@ def summarize(
         unparsed += not generation.answer.parsed
         truncated += generation.truncated
         truncated_unparsed += generation.truncated and not generation.answer.parsed
-        input_truncated += input_was_cut(generation.metadata)
+        if input_was_cut(generation.metadata):
+            inputs_cut.add((sample.id, generation.epoch))
         usage = usage + generation.usage
         latencies.append(generation.latency)
         keys.update(sample.metadata)
@@ -179,13 +188,58 @@ def summarize(
         failing=failing,
         usage=usage,
         mean_latency=float(np.mean(latencies)) if latencies else 0.0,
-        metrics=metrics,
+        metrics=_with_truncations(metrics, _scored_and_cut(store, run.run_id, samples), inputs_cut, groups),
         truncated=truncated,
         truncated_unparsed=truncated_unparsed,
-        input_truncated=input_truncated,
+        input_truncated=len(inputs_cut),
         score_sets=store.score_sets(run.run_id),
         notes=_notes(run) + sorted(issues),
     )
+
+
+def _scored_and_cut(
+    store: RunStore, run_id: str, samples: set[str] | None
+) -> tuple[dict[str, set[tuple[str, int]]], dict[str, set[tuple[str, int]]]]:
+    """Per score set label, the answers (sample, epoch) it graded and those it left ungraded as cut."""
+    scored: defaultdict[str, set[tuple[str, int]]] = defaultdict(set)
+    cut: defaultdict[str, set[tuple[str, int]]] = defaultdict(set)
+    for sample_id, epoch, label, score in store.scores(run_id):
+        if samples is None or sample_id in samples:
+            (cut if is_cut(score) else scored)[label].add((sample_id, epoch))
+    return scored, cut
+
+
+NOT_GRADED = "(no answer graded)"
+"""The metric of a score set every one of whose answers was cut at its token limit, so that its truncations show."""
+
+
+def _with_truncations(
+    metrics: list[MetricSummary],
+    scored_and_cut: tuple[dict[str, set[tuple[str, int]]], dict[str, set[tuple[str, int]]]],
+    inputs_cut: set[tuple[str, int]],
+    groups: dict[str, list[str]],
+) -> list[MetricSummary]:
+    """``metrics`` with their truncation counts (see :class:`MetricSummary`), each within its group.
+
+    A score set none of whose answers was graded (each cut) is listed under :data:`NOT_GRADED`.
+    """
+    scored, cut = scored_and_cut
+    listed = {m.scorer for m in metrics}
+    metrics = metrics + [
+        MetricSummary(label, NOT_GRADED, None, (math.nan, math.nan), 0, 0) for label in sorted(set(cut) - listed)
+    ]
+
+    def within(keys: set[tuple[str, int]], group: str | None) -> int:
+        return sum(group is None or group in groups.get(sample_id, []) for sample_id, _epoch in keys)
+
+    return [
+        replace(
+            m,
+            truncated=within(cut.get(m.scorer, set()), m.group),
+            input_truncated=within(scored.get(m.scorer, set()) & inputs_cut, m.group),
+        )
+        for m in metrics
+    ]
 
 
 def _run_metrics(store: RunStore, run_id: str, samples: set[str] | None) -> list[MetricSummary]:
@@ -194,7 +248,11 @@ def _run_metrics(store: RunStore, run_id: str, samples: set[str] | None) -> list
     for score_set in store.score_sets(run_id):
         if score_set.name not in scorer_registry or score_set.name not in run_metric_registry:
             continue
-        scores = [s for sample, _e, _l, s in store.scores(run_id, score_set.id) if samples is None or sample in samples]
+        scores = [
+            s
+            for sample, _e, _l, s in store.scores(run_id, score_set.id)
+            if (samples is None or sample in samples) and not is_cut(s)
+        ]
         for metric, (value, ci) in run_metric_registry.get(score_set.name)(scores).items():
             low, high = ci if ci is not None else (float("nan"), float("nan"))
             found.append(MetricSummary(score_set.label, metric, value, (low, high), len(scores), 0))

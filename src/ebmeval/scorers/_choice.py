@@ -23,7 +23,7 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from .._util.errors import ConfigError
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, binary_metrics, scorer
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, scorer
 from ._extract import parse_choices
 
 Unparsed = Literal["zero", "skip"]
@@ -187,11 +187,7 @@ def _letters(value: object) -> set[str]:
     return set()
 
 
-binary_metrics("accuracy", "accuracy", "accuracy_lenient")
-binary_metrics("multi_answer", "exact_match", "exact_match_lenient")
-
-
-@scorer("accuracy")
+@scorer("accuracy", binary=("accuracy", "accuracy_lenient"))
 def accuracy(unparsed: Unparsed = "zero", also_lenient: bool = False) -> Accuracy:
     """The single-answer accuracy scorer (metric ``accuracy``, and ``accuracy_lenient`` with ``also_lenient``).
 
@@ -204,7 +200,7 @@ def accuracy(unparsed: Unparsed = "zero", also_lenient: bool = False) -> Accurac
     return Accuracy(unparsed, also_lenient)
 
 
-@scorer("multi_answer")
+@scorer("multi_answer", binary=("exact_match", "exact_match_lenient"))
 def multi_answer(
     unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT, also_lenient: bool = False
 ) -> MultiAnswer:

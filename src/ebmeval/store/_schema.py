@@ -3,6 +3,8 @@
 Version 2 keys model steps by the request they sent (a step is replayed only for the same
 model and request), keys scores by score set (the identity of the scorer that produced
 them), records truncated generations and reasoning traces, and holds arena judgements.
+A generation's ``truncated`` is 1 when a model call of its workflow stopped at its token
+limit and 2 when the reply its answer is read from did (``Generation.answer_truncated``).
 """
 
 from __future__ import annotations

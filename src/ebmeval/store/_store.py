@@ -9,6 +9,8 @@ settings), so a run scored by two judges keeps both sets side by side.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -203,6 +205,27 @@ class RunStore:
         """
         if self._writer is not None:
             self._writer.flush()
+
+    async def committed(self) -> None:
+        """Return once every write made so far is committed, without holding up the event loop.
+
+        A write that failed does not hold it up: its error is raised by the next write or :meth:`flush`.
+        """
+        if self._writer is None:
+            return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def settle() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        def wake() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any longer
+                loop.call_soon_threadsafe(settle)
+
+        self._writer.after_commit(wake)
+        await done
 
     def _write(self, sql: str, params: tuple[Any, ...]) -> None:
         if self._writer is None:
@@ -406,7 +429,7 @@ class RunStore:
                 generation.latency,
                 json.dumps(generation.metadata, default=str),
                 _now(),
-                int(generation.truncated),
+                int(generation.truncated) + int(generation.answer_truncated),
                 generation.reasoning,
             ),
         )
@@ -732,7 +755,8 @@ def _generation(row: tuple[Any, ...]) -> tuple[Sample, Generation]:
         usage=Usage.model_validate_json(row[7]),
         latency=row[8],
         metadata=json.loads(row[9]),
-        truncated=bool(row[10]),
+        truncated=row[10] >= 1,
+        answer_truncated=row[10] >= 2,
         reasoning=row[11],
     )
     return sample, generation

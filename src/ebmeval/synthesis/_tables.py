@@ -6,10 +6,11 @@ import itertools
 import json
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .._util.errors import DataError
+from ..runner import input_was_cut
 from ..stats import StatsInputError, bootstrap_ci, cohens_d, paired_ttest
 from ..store import RunRecord, RunStore
 from ..tasks import read_jsonl
@@ -40,9 +41,13 @@ class TableRow:
     means: dict[str, float | None]
     cis: dict[str, tuple[float, float] | None]
     missing: dict[str, int]
-    """Per metric, samples whose value is ``None`` or absent."""
+    """Per metric, samples whose value is ``None`` or absent (answers cut at their token limit included)."""
     score_sets: dict[str, str] = field(default_factory=dict)
     """Per metric, the label of the score set its values come from (one judge's, never pooled)."""
+    truncated: int = 0
+    """Answers whose reply was cut at its token limit, which no scorer grades."""
+    input_truncated: int = 0
+    """Answers whose input (the evidence) was cut to fit the context window."""
 
 
 @dataclass
@@ -100,6 +105,7 @@ def _load(
         for run_id in run_ids:
             run = store.get_run(run_id)
             n, _ = store.count_generations(run.run_id)
+            cut = _truncations(store, run.run_id)
             options: list[list[tuple[str, str | None]]] = [
                 [(m, s.label) for s in store.score_sets_of(run.run_id, METRICS[m][0])] or [(m, None)] for m in metrics
             ]
@@ -108,10 +114,16 @@ def _load(
                 values = {
                     m: _per_sample(store, run.run_id, labels[m], METRICS[m][1]) if m in labels else {} for m in metrics
                 }
-                loaded.append((_row(run, n, values, labels), values))
+                loaded.append((replace(_row(run, n, values, labels), truncated=cut[0], input_truncated=cut[1]), values))
     finally:
         store.close()
     return loaded
+
+
+def _truncations(store: RunStore, run_id: str) -> tuple[int, int]:
+    """The run's answers cut at their token limit, and those whose input was cut to fit."""
+    generations = [generation for _sample, generation in store.generations(run_id)]
+    return sum(g.answer_truncated for g in generations), sum(input_was_cut(g.metadata) for g in generations)
 
 
 def _row(run: RunRecord, n: int, values: dict[str, dict[str, float | None]], labels: dict[str, str]) -> TableRow:

@@ -17,7 +17,7 @@ from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
 from ._calls import ANSWER, JUDGE, THINKING_BUDGET, Call
 from ._context import SampleContext
-from ._identity import declare, describe_value
+from ._identity import ScorerDeclaration, declare, declared, describe_value, same_setting
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
 from ._task_file import task_file
 
@@ -31,6 +31,10 @@ class WorkflowResult(BaseModel):
     """Documents retrieved for the sample, in rank order, when the workflow retrieves."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Workflow-specific details worth keeping (truncation applied, iterations …)."""
+    from_reply: bool = True
+    """Whether ``output`` is read from the text of the workflow's last model call, so that a reply
+    cut at its token limit leaves the answer incomplete; ``False`` where it is not (the option
+    letter read from log-probabilities)."""
 
 
 @runtime_checkable
@@ -57,6 +61,9 @@ class Generation(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     truncated: bool = False
     """Whether a model call of the workflow stopped at its token limit."""
+    answer_truncated: bool = False
+    """Whether the reply the answer is read from stopped at its token limit: the answer is
+    incomplete, so no scorer grades it (each records an empty score counted as a truncation)."""
     reasoning: str | None = None
     """The thinking trace of the final answer's call, kept apart from ``output``."""
 
@@ -209,46 +216,74 @@ scorer_registry: Registry[ScorerFactory] = Registry("scorer")
 """Scorers that can be named on the command line (``ebmeval rescore RUN --scorer NAME``)."""
 
 
+_declarations: dict[str, ScorerDeclaration] = {}
+
+
 def scorer(
-    name: str, *, roles: Sequence[str] = (), version: str | None = None
+    name: str,
+    *,
+    roles: Sequence[str] = (),
+    version: str | None = None,
+    binary: Sequence[str] = (),
+    non_identity: Sequence[str] = (),
 ) -> Callable[[ScorerFactory], ScorerFactory]:
-    """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``.
+    """Register a scorer factory under a namespaced ``name`` such as ``judge/rubric-0-5``: its one declaration.
 
     Every scorer the factory builds declares ``roles``, the model roles it calls (``judge`` …),
-    and ``version``: both are part of its score set's spec, and a call to a role it does not
-    declare is refused.
+    and ``version``; both, and the arguments the factory was called with (those that differ
+    from its defaults, see :func:`factory_arguments`), are part of its score set's spec, so
+    building it with other arguments gives another score set and the same arguments resume it.
+    ``non_identity`` names the arguments that do not change its scores (left out of the spec).
+    ``binary`` names its metrics that are 0 or 1 per sample: paired comparisons (``ebmeval
+    compare``, reports) use McNemar's test on those and the paired t-test on every other,
+    whatever values a run happens to hold (a 0-5 rubric that only gave 0s and 1s is still a
+    scale). A call to a role it does not declare is refused.
     """
+    declaration = ScorerDeclaration(tuple(roles), version, frozenset(binary), frozenset(non_identity))
 
     def register(factory: ScorerFactory) -> ScorerFactory:
+        signature = inspect.signature(factory)
+        unknown = sorted(declaration.non_identity - set(signature.parameters))
+        if unknown:
+            raise ValueError(f"scorer '{name}': non_identity names {unknown}, which its factory does not take")
+
         @functools.wraps(factory)
         def build(*args: Any, **kwargs: Any) -> Scorer:
             built = factory(*args, **kwargs)
-            declare(built, roles=roles, version=version)
+            declare(built, declaration, factory_arguments(signature, args, kwargs))
             return built
 
-        return scorer_registry.register(name)(build)
+        registered = scorer_registry.register(name)(build)
+        _declarations[name] = declaration
+        return registered
 
     return register
 
 
-_binary_metrics: dict[str, frozenset[str]] = {}
+def factory_arguments(signature: inspect.Signature, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of a call to a factory of ``signature`` that differ from its defaults, by name.
 
-
-def binary_metrics(scorer_name: str, *metrics: str) -> None:
-    """Declare ``metrics`` of the scorer ``scorer_name`` binary: each score is 0 or 1 (correct or not).
-
-    Paired comparisons (``ebmeval compare``, reports) use McNemar's test on declared binary
-    metrics and the paired t-test on every other, whatever values a run happens to hold: a
-    0-5 rubric that only gave 0s and 1s is still a scale.
+    A default is left out whether given or not, so both build one score set, and a scorer built
+    with its defaults keeps the spec it had before its arguments were recorded (a changed
+    default is a new ``version``).
     """
-    _binary_metrics[scorer_name] = _binary_metrics.get(scorer_name, frozenset()) | frozenset(metrics)
+    bound = signature.bind(*args, **kwargs)
+    found: dict[str, Any] = {}
+    for key, value in bound.arguments.items():
+        parameter = signature.parameters[key]
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            found |= value
+        elif parameter.default is inspect.Parameter.empty or not same_setting(value, parameter.default):
+            found[key] = value
+    return found
 
 
 def is_binary_metric(scorer_name: str, metric: str) -> bool:
-    """Whether the scorer ``scorer_name`` declared ``metric`` binary (see :func:`binary_metrics`)."""
-    if scorer_name not in _binary_metrics:
-        _ = scorer_name in scorer_registry  # loads the modules that register scorers and their declarations
-    return metric in _binary_metrics.get(scorer_name, frozenset())
+    """Whether the scorer registered as ``scorer_name`` declared ``metric`` binary (see :func:`scorer`)."""
+    if scorer_name not in _declarations:
+        _ = scorer_name in scorer_registry  # loads the modules that register scorers
+    declaration = _declarations.get(scorer_name)
+    return declaration is not None and metric in declaration.binary
 
 
 def create_scorer(name: str, **args: Any) -> Scorer:
@@ -287,8 +322,9 @@ def layer_options(layer: TaskLayer) -> dict[str, inspect.Parameter]:
 def with_scorer_args(task: Task, args: Mapping[str, Mapping[str, Any]]) -> Task:
     """``task`` with each scorer named in ``args`` rebuilt with those options over its own settings.
 
-    A scorer's own settings are its attributes named like its factory's options (so
-    ``multi_answer`` keeps the task's ``unparsed`` and takes ``lca_credit`` from ``args``).
+    A scorer's own settings are the arguments its registered factory was called with (so
+    ``multi_answer`` keeps the task's ``unparsed`` and takes ``lca_credit`` from ``args``), or for
+    a scorer built otherwise its attributes named like its factory's options.
     The name ``""`` stands for the task's only scorer. A name that is not one of the task's
     scorers is a ``ConfigError`` naming those there are.
     """
@@ -305,9 +341,16 @@ def with_scorer_args(task: Task, args: Mapping[str, Mapping[str, Any]]) -> Task:
         if name not in args:
             rebuilt.append(scorer)
             continue
-        own = {
-            k: getattr(scorer, k) for k in inspect.signature(scorer_registry.get(name)).parameters if hasattr(scorer, k)
-        }
+        record = declared(scorer)
+        own = (
+            dict(record.arguments)
+            if record is not None
+            else {
+                k: getattr(scorer, k)
+                for k in inspect.signature(scorer_registry.get(name)).parameters
+                if hasattr(scorer, k)
+            }
+        )
         rebuilt.append(create_scorer(name, **{**own, **args[name]}))
     task.scorers = rebuilt
     return task

@@ -336,7 +336,7 @@ class Direct(QAWorkflow):
             return WorkflowResult(output=output.text, metadata=metadata)
         position, probs = found
         metadata.update(letter_position=position, letter_probabilities=probs)
-        return WorkflowResult(output=max(probs, key=lambda letter: probs[letter]), metadata=metadata)
+        return WorkflowResult(output=max(probs, key=lambda letter: probs[letter]), metadata=metadata, from_reply=False)
 
 
 class ChainOfThought(QAWorkflow):

@@ -356,15 +356,21 @@ class OpenAICompatibleModel(ModelAPI):
             auth[self.api_key_header] = f"Bearer {self._api_key}" if bearer else self._api_key
         return {**auth, **self.headers}
 
-    async def preflight(self) -> None:
+    async def preflight(self, config: GenerateConfig) -> None:
         """One chat request of one token before any sample, so a run never starts against a server it cannot use.
 
-        An unreachable server, a model it does not serve and a refused API key (HTTP 401/403) raise
+        It is sent as the samples' requests are, with the model's settings ``config`` (temperature,
+        reasoning effort …) and the provider's (headers, body fields, the Azure API version), so a
+        gateway that needs one of them is not taken for unusable; only the budget is one token and
+        no log-probabilities, stop sequences or response schema are asked for. An unreachable
+        server, a model it does not serve and a refused API key (HTTP 401/403) raise
         :class:`EndpointError`; any other failure is left for the samples to meet and record, so
         the request is sent once, never waiting out the retries' backoff.
         """
+        unasked = {"logprobs": False, "top_logprobs": None, "stop": None, "response_schema": None}
+        small = config.model_copy(update={"max_tokens": 1, **unasked})
         try:
-            await self._chat([user(PREFLIGHT_PROMPT)], GenerateConfig(max_tokens=1, temperature=0.0), attempts=1)
+            await self._chat([user(PREFLIGHT_PROMPT)], small, attempts=1)
         except ModelUnavailableError as exc:
             raise EndpointError(f"pre-flight request failed: {exc}") from None
         except ModelError as exc:

@@ -106,7 +106,7 @@ def bleu_scorer(prediction: str = "output", reference: str = "target") -> TextSi
     )
 
 
-@scorer("text/meteor")
+@scorer("text/meteor", non_identity=["wordnet_dir"])
 def meteor_scorer(
     prediction: str = "output", reference: str = "target", wordnet_dir: str | None = None
 ) -> TextSimilarity:
