@@ -94,6 +94,10 @@ def format_options(choices: dict[str, str]) -> str:
     return "\n".join(f"{letter}. {text}" for letter, text in choices.items())
 
 
+_QUESTION_BLOCK = (QUESTION, CONTEXT, DOCUMENT, OPTIONS, FORMAT_SINGLE, FORMAT_MULTI, FORMAT_OPEN)
+"""The templates of the question block every strategy's first prompt holds."""
+
+
 class QAWorkflow(ABC):
     """The shared machinery of the question-answering strategies."""
 
@@ -271,16 +275,7 @@ class Direct(QAWorkflow):
     """
 
     name = "direct"
-    templates: tuple[PromptTemplate, ...] = (
-        QUESTION,
-        CONTEXT,
-        DOCUMENT,
-        OPTIONS,
-        FORMAT_SINGLE,
-        FORMAT_MULTI,
-        FORMAT_OPEN,
-        DIRECT,
-    )
+    templates: tuple[PromptTemplate, ...] = (*_QUESTION_BLOCK, DIRECT)
 
     def __init__(
         self,
@@ -343,16 +338,7 @@ class ChainOfThought(QAWorkflow):
     """``cot``: one call that reasons, then gives a final ``Answer:`` line."""
 
     name = "cot"
-    templates: tuple[PromptTemplate, ...] = (
-        QUESTION,
-        CONTEXT,
-        DOCUMENT,
-        OPTIONS,
-        FORMAT_SINGLE,
-        FORMAT_MULTI,
-        FORMAT_OPEN,
-        COT,
-    )
+    templates: tuple[PromptTemplate, ...] = (*_QUESTION_BLOCK, COT)
     strict_templates = (*QAWorkflow.strict_templates, COT_STRICT)
 
     def first_prompt(self, question_block: str, sample: Sample) -> str:
@@ -433,21 +419,12 @@ def qa_workflow(
 
     ``answer_from="logprobs"`` is only available with ``direct``, and not with ``strict``.
     """
-    if strategy == "direct":
-        return Direct(
-            multi_answer=multi_answer,
-            system_prompt=system_prompt,
-            thinking=thinking,
-            overflow=overflow,
-            answer_from=answer_from,
-            strict=strict,
-            prompt_set=prompt_set,
-        )
-    if answer_from != "text":
+    if strategy != "direct" and answer_from != "text":
         raise ConfigError("answer_from", f"'{answer_from}' is only available with the 'direct' strategy")
-    kinds: dict[str, type[QAWorkflow]] = {"cot": ChainOfThought, "cot-refine": ChainOfThoughtRefine}
+    kinds: dict[str, type[QAWorkflow]] = {"direct": Direct, "cot": ChainOfThought, "cot-refine": ChainOfThoughtRefine}
     if strategy not in kinds:
         raise ConfigError("strategy", f"must be one of direct, cot, cot-refine, not {strategy!r}")
+    direct_only: dict[str, Any] = {"answer_from": answer_from} if strategy == "direct" else {}
     return kinds[strategy](
         multi_answer=multi_answer,
         system_prompt=system_prompt,
@@ -455,6 +432,7 @@ def qa_workflow(
         overflow=overflow,
         strict=strict,
         prompt_set=prompt_set,
+        **direct_only,
     )
 
 
