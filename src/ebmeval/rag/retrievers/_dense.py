@@ -318,11 +318,7 @@ class DenseRetriever(IndexedRetriever):
         trained with them (e.g. ``"query: "``/``"passage: "`` for E5). For large corpora use
         :meth:`build_on_disk` (``build_index``), which streams the embeddings through disk.
         """
-        _check_index(index, rerank)
-        if not documents:
-            raise ConfigError("documents", "cannot index an empty corpus")
-        if index == "ivfpq":
-            _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
+        _check_build(documents, index, rerank, nlist, pq_bits, train_size)
         encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
         texts = [document_prefix + index_text(d) for d in documents]
         embeddings = encoder.encode(texts, progress=progress)
@@ -387,11 +383,7 @@ class DenseRetriever(IndexedRetriever):
         ``recall_at_10_without_rerank``: the PQ scores alone). ``encode``
         replaces the local encoding loop (the Ray engine passes its actor pool).
         """
-        _check_index(index, rerank)
-        if not documents:
-            raise ConfigError("documents", "cannot index an empty corpus")
-        if index == "ivfpq":
-            _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
+        _check_build(documents, index, rerank, nlist, pq_bits, train_size)
         encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
         corpus = getattr(documents, "fingerprint", None) or corpus_fingerprint(documents)
         identity = {"encoder": encoder.info.fingerprint, "document_prefix": document_prefix, "corpus": corpus.hash}
@@ -640,8 +632,15 @@ def _check_ivfpq_size(n: int, nlist: int | None, pq_bits: int, train_size: int) 
         )
 
 
-def _check_index(index: str, rerank: int) -> None:
+def _check_build(
+    documents: Sequence[Document], index: str, rerank: int, nlist: int | None, pq_bits: int, train_size: int
+) -> None:
+    """Refuse a build's settings before anything is encoded."""
     if index not in ("flat", "hnsw", "ivfpq"):
         raise ConfigError("index", f"unknown index type {index!r}; choose 'flat', 'hnsw' or 'ivfpq'")
     if rerank < 0:
         raise ConfigError("rerank", f"must be 0 (no re-ranking) or a positive factor, not {rerank}")
+    if not documents:
+        raise ConfigError("documents", "cannot index an empty corpus")
+    if index == "ivfpq":
+        _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
