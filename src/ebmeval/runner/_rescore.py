@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from .._util.errors import UsageError
 from ..models import Model
 from ..store import RunStore
 from ..tasks import SampleContext, Scorer, sample_seed
-from ._engine import run_all, score_sample
+from ._engine import run_all, run_blocking, score_sample
 from ._runner import Progress, ProgressCallback, count_sample, register_scorers, unique
 
 
@@ -32,13 +31,11 @@ def rescore(
     they sent, so an interrupted rescore resumes like a run and never replays another
     model's replies. Inside a running event loop, ``await arescore(...)`` instead.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop running: the usual case
-        return asyncio.run(
-            arescore(store_path, run_id, scorers, models, concurrency=concurrency, on_progress=on_progress)
-        )
-    raise UsageError("ebmeval.rescore cannot run inside a running event loop (a notebook): use await arescore(…)")
+    return run_blocking(
+        arescore(store_path, run_id, scorers, models, concurrency=concurrency, on_progress=on_progress),
+        "ebmeval.rescore",
+        "await arescore(…)",
+    )
 
 
 async def arescore(

@@ -31,7 +31,7 @@ from ..tasks import (
     with_scorer_args,
 )
 from ._config import RunConfig, parse_shard
-from ._engine import Failure, attempt, run_all, score_sample
+from ._engine import Failure, attempt, run_all, run_blocking, score_sample
 
 
 @dataclass
@@ -247,11 +247,9 @@ def run(
     Raises:
         UsageError: Called inside a running event loop.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop running: the usual case
-        return asyncio.run(arun(config, task=task, models=models, on_progress=on_progress))
-    raise UsageError("ebmeval.run cannot run inside a running event loop (a notebook): use await ebmeval.arun(…)")
+    return run_blocking(
+        arun(config, task=task, models=models, on_progress=on_progress), "ebmeval.run", "await ebmeval.arun(…)"
+    )
 
 
 async def arun(
