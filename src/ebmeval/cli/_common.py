@@ -30,10 +30,13 @@ RoleArgOption = Annotated[
 ScorerArgOption = Annotated[
     list[str] | None, typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE.")
 ]
+TaskArgOption = Annotated[list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")]
+ConcurrencyOption = Annotated[int | None, typer.Option(help="Samples in flight at once.")]
 LimitOption = Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")]
 SeedOption = Annotated[int | None, typer.Option(help="Seed of every random choice.")]
 
 __all__ = [
+    "ConcurrencyOption",
     "JsonOption",
     "LimitOption",
     "ModelArgOption",
@@ -43,6 +46,7 @@ __all__ = [
     "ScorerArgOption",
     "SeedOption",
     "StoreOption",
+    "TaskArgOption",
     "app",
     "console",
     "key_values",

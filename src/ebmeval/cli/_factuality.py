@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import QuietOption, key_values, role_models
+from ._common import (
+    ConcurrencyOption,
+    ModelArgOption,
+    QuietOption,
+    RoleArgOption,
+    TaskArgOption,
+    key_values,
+    role_models,
+)
 
 if TYPE_CHECKING:
     from ..factuality import HumanLabels, LabelMapping
@@ -59,9 +67,7 @@ def _given_task(task: str, predictions: Path, task_args: dict[str, Any]) -> tupl
 def run_task(
     ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="A factuality/* task (see `ebmeval list tasks`).")],
-    task_arg: Annotated[
-        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
-    ] = None,
+    task_arg: TaskArgOption = None,
     predictions: Annotated[
         Path | None,
         typer.Option(
@@ -72,15 +78,13 @@ def run_task(
     model: Annotated[
         str | None, typer.Option(help="Model spec (default: local; with --predictions external:FILE-NAME).")
     ] = None,
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", help="Provider option KEY=VALUE.")] = None,
+    model_arg: ModelArgOption = None,
     role: Annotated[
         list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=SPEC; default: the model).")
     ] = None,
-    role_arg: Annotated[
-        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
-    ] = None,
+    role_arg: RoleArgOption = None,
     limit: Annotated[int | None, typer.Option(help="Judge only N samples.")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    concurrency: ConcurrencyOption = None,
     store: GroupStore = None,
     quiet: QuietOption = False,
 ) -> None:

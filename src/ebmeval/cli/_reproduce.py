@@ -9,6 +9,7 @@ import typer
 
 from .._util.defaults import DEFAULT_STORE
 from ._common import (
+    ConcurrencyOption,
     JsonOption,
     LimitOption,
     ModelArgOption,
@@ -52,7 +53,7 @@ def reproduce(
     ] = None,
     limit: LimitOption = None,
     seed: SeedOption = None,
-    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    concurrency: ConcurrencyOption = None,
     store: Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")] = DEFAULT_STORE,
     fmt: Annotated[str, typer.Option("--format", help="terminal, markdown, latex or csv.")] = "terminal",
     as_json: JsonOption = False,

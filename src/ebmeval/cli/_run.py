@@ -11,6 +11,7 @@ import typer
 
 from .._util.defaults import DEFAULT_STORE
 from ._common import (
+    ConcurrencyOption,
     JsonOption,
     LimitOption,
     ModelArgOption,
@@ -20,6 +21,7 @@ from ._common import (
     ScorerArgOption,
     SeedOption,
     StoreOption,
+    TaskArgOption,
     app,
     console,
     key_values,
@@ -39,9 +41,7 @@ def run(
         list[str] | None,
         typer.Option(help="Model spec: local, local:PATH.gguf, openai-compatible:M@URL …; repeat for a grid."),
     ] = None,
-    task_arg: Annotated[
-        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
-    ] = None,
+    task_arg: TaskArgOption = None,
     model_arg: ModelArgOption = None,
     role: RoleOption = None,
     role_arg: RoleArgOption = None,
@@ -63,7 +63,7 @@ def run(
         ),
     ] = None,
     epochs: Annotated[int | None, typer.Option(help="Times each sample is answered.")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Samples in flight at once.")] = None,
+    concurrency: ConcurrencyOption = None,
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature.")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Most tokens to generate per call.")] = None,
     top_p: Annotated[float | None, typer.Option(help="Nucleus sampling mass (0 < p <= 1).")] = None,
@@ -215,9 +215,7 @@ def rescore(
         typer.Option("--scorer-arg", help="Scorer option KEY=VALUE, or SCORER:KEY=VALUE with several --scorer."),
     ] = None,
     role: Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=local).")] = None,
-    role_arg: Annotated[
-        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
-    ] = None,
+    role_arg: RoleArgOption = None,
     concurrency: Annotated[int, typer.Option(help="Samples scored at once.")] = 4,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
     store: StoreOption = DEFAULT_STORE,
@@ -283,19 +281,12 @@ def _scorer_options(scorers: list[str], items: list[str] | None) -> dict[str, di
 def score(
     task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
     predictions: Annotated[Path, typer.Option(help="JSONL lines with the question `id` and `output` or `answer`.")],
-    task_arg: Annotated[
-        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
-    ] = None,
-    scorer_arg: Annotated[
-        list[str] | None,
-        typer.Option("--scorer-arg", help="Option of the task's scorer KEY=VALUE, or SCORER:KEY=VALUE."),
-    ] = None,
+    task_arg: TaskArgOption = None,
+    scorer_arg: ScorerArgOption = None,
     role: Annotated[
         list[str] | None, typer.Option("--role", help="Model for a scorer's role, ROLE=SPEC (judge=SPEC).")
     ] = None,
-    role_arg: Annotated[
-        list[str] | None, typer.Option("--role-arg", help="Provider option of a role's model, ROLE:KEY=VALUE.")
-    ] = None,
+    role_arg: RoleArgOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Score predictions made elsewhere with a task's parser and scorers (judges: --role judge=SPEC)."""
@@ -332,9 +323,7 @@ def score(
 def show_prompt(
     task: Annotated[str, typer.Argument(help="Task name.")],
     sample: Annotated[str, typer.Option(help="Sample index or id.")] = "0",
-    task_arg: Annotated[
-        list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE (repeatable).")
-    ] = None,
+    task_arg: TaskArgOption = None,
 ) -> None:
     """Print the prompts a task sends for one sample, step by step, then the settings of each kind of call."""
     from ..tasks import call_rows, create_task

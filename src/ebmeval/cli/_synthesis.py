@@ -10,10 +10,9 @@ from typing import Annotated
 import typer
 
 from .._util.defaults import DEFAULT_STORE
+from ._common import StoreOption
 
 synthesis_app = typer.Typer(help="Meta-analysis conclusion synthesis: tables and artifacts.", no_args_is_help=True)
-
-StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")]
 
 
 def _existing(path: str | Path, what: str) -> Path:
