@@ -8,7 +8,6 @@ import shutil
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, overload
 
@@ -18,6 +17,7 @@ from pydantic import ValidationError
 from ... import __version__
 from ..._util.errors import ConfigError, DataError
 from ..._util.hashing import stable_hash
+from ...store import package_versions
 from ...tasks import Document, RetrievedDocument
 from ..corpus import (
     CORPUS_FILE,
@@ -41,16 +41,6 @@ from ..retrievers import (
 from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, CorpusFiles, IndexManifest
 
 _LIBRARIES = ("bm25s", "PyStemmer", "faiss-cpu", "sentence-transformers", "torch", "numpy")
-
-
-def _versions() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name in _LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
 
 
 def _as_documents(corpus: Sequence[Document] | str | Path) -> Sequence[Document]:
@@ -239,7 +229,7 @@ def build_index(
         report=built.report(),
         disk_bytes=sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()),
         ebmeval_version=__version__,
-        libraries=_versions(),
+        libraries=package_versions(_LIBRARIES),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     (folder / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
