@@ -159,6 +159,15 @@ def test_csv_with_multiline_field_and_ragged_row(tmp_path: Path) -> None:
     assert errors[0].line == 4 and "more fields" in str(errors[0])
 
 
+def test_csv_row_over_the_field_limit_is_skipped_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "a.csv"
+    path.write_text(f"doc,body\nx1,a\nx2,{'y' * 140_000}\nx3,c\n")
+    errors: list[DataError] = []
+    docs = list(read_csv(path, FieldMap(id="doc", text="body"), errors=errors))
+    assert [d.id for d in docs] == ["x1", "x3"]
+    assert [e.line for e in errors] == [3] and "invalid CSV (field larger than field limit" in str(errors[0])
+
+
 def test_csv_missing_column_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "a.csv"
     path.write_text("id,body\n1,x\n")

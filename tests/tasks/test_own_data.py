@@ -95,6 +95,7 @@ def test_local_datasets_folder_from_the_cli(tmp_path: Path) -> None:
         ("q.csv", CSV + "c3,Which?,x,y,z,D\n", r"q.csv:4: field 'answer': not one of the options"),
         ("q.csv", CSV + "c3,,x,y,z,A\n", r"q.csv:4: field 'question': missing field"),
         ("q.csv", CSV + "c3,Which?,x,y,z,A,extra\n", r"q.csv:4: more cells than the header has columns"),
+        ("q.csv", CSV + f"c3,{'y' * 140_000},x,y,z,A\n", r"q.csv:4: invalid CSV \(field larger than field limit"),
         ("q.json", json.dumps([{"id": "j1", "question": "?", "answer": "perhaps"}]), r"q.json: row 1: field 'answer'"),
         ("q.json", json.dumps([{"id": "j1", "question": "?", "answer": "yes"}, 3]), r"q.json: row 2: expected a JSON"),
         ("q.json", "{not json", r"q.json: invalid JSON"),

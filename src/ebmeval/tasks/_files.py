@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .._util.csvrows import numbered_rows
 from .._util.errors import DataError, MissingDependencyError
 
 
@@ -181,14 +182,9 @@ def _csv_rows(source: Path) -> Iterator[tuple[RowPlace, dict[str, Any]]]:
             reader = csv.DictReader(handle)
             if reader.fieldnames is None:  # reads the header line
                 return
-            while True:
-                start = reader.line_num + 1
-                try:
-                    row = next(reader)
-                except StopIteration:
-                    return
-                except csv.Error as exc:
-                    raise DataError(source, f"invalid CSV ({exc})", line=start) from None
+            for start, row in numbered_rows(reader):
+                if isinstance(row, csv.Error):
+                    raise DataError(source, f"invalid CSV ({row})", line=start)
                 if None in row:
                     raise DataError(source, f"more cells than the header has columns ({reader.fieldnames})", line=start)
                 yield RowPlace(source, line=start), {k: v for k, v in row.items() if v is not None and v != ""}

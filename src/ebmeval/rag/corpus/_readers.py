@@ -20,6 +20,7 @@ from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..._util.csvrows import numbered_rows
 from ..._util.errors import DataError
 from ...tasks import Document
 from ...tasks import read_jsonl as read_records
@@ -166,14 +167,9 @@ def read_csv(path: Path, fields: FieldMap, *, errors: list[DataError] | None = N
         missing = [name for name in needed if name not in reader.fieldnames]
         if missing:
             raise DataError(path, f"header lacks column(s) {missing}; columns are {reader.fieldnames}", line=1)
-        while True:
-            start = reader.line_num + 1
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                _fail(DataError(path, f"invalid CSV ({exc})", line=start), errors)
+        for start, row in numbered_rows(reader):
+            if isinstance(row, csv.Error):
+                _fail(DataError(path, f"invalid CSV ({row})", line=start), errors)
                 continue
             if None in row:
                 _fail(
