@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import os
 import signal
 import sqlite3
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -220,8 +222,12 @@ async def test_arun_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
     assert first.run.status == "complete" and first.progress.done == 3
     again = await ebmeval.arun(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
     assert again.run.run_id == first.run.run_id and again.progress.resumed == 3
-    with pytest.raises(UsageError, match=r"inside a running event loop \(a notebook\): use await ebmeval.arun"):
-        ebmeval.run(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(UsageError, match=r"inside a running event loop \(a notebook\): use await ebmeval.arun"):
+            ebmeval.run(config(tmp_path), task=toy_task(3), models={"model": scripted_model()})
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]  # the refused run is not left pending
 
 
 def test_a_task_without_scorers_says_what_to_run_next(tmp_path: Path) -> None:
