@@ -170,14 +170,14 @@ def option_docs(factory: Callable[..., Any]) -> dict[str, str]:
     return section_docs(factory, ("Args:", "Arguments:", "Options:"))
 
 
-_ENTRY = re.compile(r"[\w@.*-]+")
+_ENTRY = re.compile(r"[\w@.*/-]+")
 
 
 def section_docs(obj: object, headers: tuple[str, ...]) -> dict[str, str]:
     """``name: text`` entries of the first docstring section titled one of ``headers`` (``Metrics:``), as plain text.
 
     An entry starts at four spaces' indent; deeper lines continue it. Names are identifiers or
-    metric names (``f1@roberta``, ``*_lenient``).
+    metric names (``f1@roberta``, ``rubric/judge``) and patterns of them (``*_lenient``, ``f1@*``).
     """
     docs: dict[str, str] = {}
     current: str | None = None

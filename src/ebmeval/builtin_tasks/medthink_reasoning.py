@@ -174,7 +174,13 @@ class AnswerAccuracy:
 
 @scorer("medthink/accuracy", binary=("accuracy",))
 def answer_accuracy() -> AnswerAccuracy:
-    """MedThink-Bench's prediction accuracy of the final answer line."""
+    """MedThink-Bench's prediction accuracy of the final answer line.
+
+    Metrics:
+        accuracy: 1 when the option the final answer line names (by letter, "(A)", "A. text" or the
+            option's text, among the options written into the question) is the gold option, else 0;
+            no answer line scores 0.
+    """
     return AnswerAccuracy()
 
 

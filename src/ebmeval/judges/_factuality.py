@@ -364,5 +364,24 @@ class FactualityJudge:
 
 @scorer("judge/factuality", binary=(*BINARY_CATEGORIES, *DERIVED_CATEGORIES))
 def factuality_judge(max_tokens: int = 160, match_sentence: bool = True, temperature: float = 0.0) -> FactualityJudge:
-    """The categorical factuality judge; needs the ``judge`` role."""
+    """The categorical factuality judge; needs the ``judge`` role.
+
+    Each metric is 1 (yes), 0 (no) or None (unknown: the judge's replies did not give it). The
+    target is the reference statement closest to the generated summary (``match_sentence``).
+
+    Metrics:
+        population: 1 when the judge says the generated summary concerns the same population as the
+            target (a broader or narrower one is 0).
+        intervention: 1 when the judge says it concerns the same intervention or exposure.
+        outcome: 1 when the judge says it concerns the same outcome.
+        direction: 1 when the effect directions the judge gives target and summary (positive, negative,
+            no effect) are equal; None when either side's modality is "no evidence" or "no claim".
+        modality: 1 when the two claim modalities (strong, moderate, weak, no evidence, no claim) are equal.
+        grammar: 1 when the judge says the generated summary is grammatical.
+        lexical: 1 when the judge says its words are used correctly, none wrong or invented.
+        non_redundancy: 1 when the judge says it repeats no content.
+        pico: population ∧ intervention ∧ outcome: 0 when any of them is 0, else None when any is None.
+        factually_correct: pico ∧ modality ∧ direction, a None (not applicable) direction not counting.
+        fully_correct: factually_correct ∧ grammar ∧ lexical ∧ non_redundancy.
+    """
     return FactualityJudge(max_tokens=max_tokens, match_sentence=match_sentence, temperature=temperature)

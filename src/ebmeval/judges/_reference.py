@@ -56,5 +56,11 @@ class ReferenceJudge:
 
 @scorer("judge/reference-0-5")
 def reference_judge(role: str = "judge", max_tokens: int = 256) -> ReferenceJudge:
-    """A judge rating a free-text answer's agreement with the reference answer, 0–5."""
+    """A judge rating a free-text answer's agreement with the reference answer, 0–5.
+
+    Metrics:
+        reference: the judge's 0–5 agreement of the answer with the reference answer (0: contradicts it
+            or unrelated, 5: says the same), read from its last "Score: N" line, asked once more when
+            absent; None when neither reply gives one.
+    """
     return ReferenceJudge(role, max_tokens)

@@ -147,5 +147,12 @@ class RubricJudge(RubricGrader):
 def rubric_judge(
     role: str = "judge", max_tokens: int = RUBRIC_MAX_TOKENS, temperature: float = 0.0, prompts: str = "ebmeval"
 ) -> RubricJudge:
-    """The 0–5 rubric judge playing ``role``, with its reply budget, temperature and prompt set."""
+    """The 0–5 rubric judge playing ``role``, with its reply budget, temperature and prompt set.
+
+    Metrics:
+        rubric: the judge's overall grade, 0–5, of the answer's equivalence to the reference conclusion
+            (criteria: main findings, specifics, nuance, implications, safety), read from its last
+            "Overall: N" line ("Score: N" with the MedMeta prompts) or, after one retry, {"overall": N};
+            None when neither reply gives one.
+    """
     return RubricJudge(role, max_tokens=max_tokens, temperature=temperature, prompts=rubric_wording(prompts))

@@ -81,5 +81,11 @@ def rubric_panel(
     temperature: float = 0.0,
     prompts: str = "ebmeval",
 ) -> RubricPanel:
-    """A panel of rubric judges (roles), each with the reply budget, temperature and prompt set given."""
+    """A panel of rubric judges (roles), each with the reply budget, temperature and prompt set given.
+
+    Metrics:
+        rubric/*: rubric/J is the overall 0–5 rubric grade of judge role J, read as judge/rubric-0-5
+            reads it; None when unreadable.
+        rubric_mean: (1/m) Σ_j s_j, the mean of the m judges' grades that were read; None when none was.
+    """
     return RubricPanel(judges, max_tokens=max_tokens, temperature=temperature, prompts=rubric_wording(prompts))

@@ -246,7 +246,12 @@ def steps_with_reference(
     temperature: float = 0.0,
     seed: int | None = None,
 ) -> StepsWithReference:
-    """Per-step judge against the expert steps (:class:`StepsWithReference`)."""
+    """Per-step judge against the expert steps (:class:`StepsWithReference`).
+
+    Metrics:
+        steps_supported: supported / expert steps, one judge call per expert step asking whether the
+            rationale supports it; None when any verdict is unreadable after one retry.
+    """
     return StepsWithReference(
         prompt, steps_key=steps_key, max_tokens=max_tokens, name=name, temperature=temperature, seed=seed
     )
@@ -259,7 +264,12 @@ def steps_with_reference_single(
     temperature: float = 0.0,
     seed: int | None = None,
 ) -> StepsWithReferenceSingle:
-    """All expert steps judged in one call (:class:`StepsWithReferenceSingle`)."""
+    """All expert steps judged in one call (:class:`StepsWithReferenceSingle`).
+
+    Metrics:
+        steps_supported: supported / expert steps, from one judge call giving a YES/NO line per expert
+            step; None when the lines are unreadable after one retry.
+    """
     return StepsWithReferenceSingle(steps_key=steps_key, max_tokens=max_tokens, temperature=temperature, seed=seed)
 
 
@@ -267,5 +277,10 @@ def steps_with_reference_single(
 def steps_without_reference(
     max_tokens: int = LIST_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None
 ) -> StepsWithoutReference:
-    """Judge-estimated step coverage without expert steps (:class:`StepsWithoutReference`)."""
+    """Judge-estimated step coverage without expert steps (:class:`StepsWithoutReference`).
+
+    Metrics:
+        steps_covered: covered / required, both counted by the judge (required ≥ 1, 0 ≤ covered ≤
+            required); None when the counts are unreadable after one retry.
+    """
     return StepsWithoutReference(max_tokens=max_tokens, temperature=temperature, seed=seed)

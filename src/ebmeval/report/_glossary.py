@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
 
 from .._util.options import docstring_summary, section_docs
 from ..store import RunRecord, RunStore
@@ -41,13 +43,26 @@ def _pairs(values: Mapping[str, object] | None) -> str | None:
 
 def metric_definition(scorer: str, metric: str) -> str:
     """The metric's entry in its scorer's ``Metrics:`` docstring section, else the scorer's summary line."""
-    if scorer not in scorer_registry:
+    registered = registered_scorer(scorer)
+    if registered is None:
         return ""
-    factory = scorer_registry.get(scorer)
-    entries = section_docs(factory, ("Metrics:",))
-    lenient = metric.endswith("_lenient") and "*_lenient" in entries
-    found = entries.get(metric) or (entries["*_lenient"] if lenient else None)
-    return found or docstring_summary(factory)
+    return metric_entry(registered, metric) or docstring_summary(scorer_registry.get(registered))
+
+
+def registered_scorer(scorer: str) -> str | None:
+    """The registered name of a scorer named with a variant or a tag (``…@p3``, ``…[tag]``), or ``None``."""
+    registered = scorer if scorer in scorer_registry else re.split(r"[@\[]", scorer, maxsplit=1)[0]
+    return registered if registered in scorer_registry else None
+
+
+def metric_entry(scorer: str, metric: str) -> str | None:
+    """The entry of the registered ``scorer``'s ``Metrics:`` section naming ``metric`` or a pattern of it, or ``None``.
+
+    Patterns (``*_lenient``, ``f1@*``, ``rubric/*``) define metrics whose names depend on settings.
+    """
+    entries = section_docs(scorer_registry.get(scorer), ("Metrics:",))
+    patterns = (text for name, text in entries.items() if "*" in name and fnmatchcase(metric, name))
+    return entries.get(metric) or next(patterns, None)
 
 
 def glossary_table(keys: Iterable[tuple[str, str, str]], chance: bool) -> Table:

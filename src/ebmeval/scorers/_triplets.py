@@ -282,7 +282,21 @@ class TripletF1:
 
 @scorer("triplet-f1")
 def triplet_f1(symmetric: bool = False, gold_key: str = "triplets") -> TripletF1:
-    """Strict (subject, relation, object) matching; corpus micro-F1 via :func:`micro_f1`."""
+    r"""Strict (subject, relation, object) matching; corpus micro-F1 via :func:`micro_f1`.
+
+    P and G are the sample's normalised predicted and gold triplet sets.
+
+    Metrics:
+        tp: true positives, |P ∩ G|.
+        fp: false positives, |P \ G|.
+        fn: false negatives, |G \ P|.
+        precision: this sample's tp / (tp + fp); None when nothing is predicted.
+        recall: this sample's tp / (tp + fn); None when there is no gold triplet.
+        f1: this sample's 2 tp / (2 tp + fp + fn); None when both sets are empty. Corpus micro-F1 is
+            2 mean(tp) / (2 mean(tp) + mean(fp) + mean(fn)), not the mean of this value.
+        unparsed_lines: non-empty reply lines read as neither a triplet, a heading nor a "none"; 0 when the
+            reply is read as JSON.
+    """
     return TripletF1(symmetric=symmetric, gold_key=gold_key)
 
 

@@ -44,11 +44,25 @@ class FeasibilityScore:
 
 @scorer("synthesis/retrieval-recall")
 def retrieval_recall() -> RetrievalRecall:
-    """Recall and precision of the gold studies among the retrieved documents."""
+    """Recall and precision of the gold studies among the retrieved documents.
+
+    Metrics:
+        recall: |gold ∩ retrieved| / |gold|, gold the item's studies (over a shared index, its study
+            PMIDs, each counted once however many of its chunks were retrieved); None without retrieval
+            or without gold studies.
+        precision: retrieved documents that are gold / retrieved documents (over a shared index, every
+            retrieved chunk counts); None without retrieval, without gold studies or when nothing was
+            retrieved.
+    """
     return RetrievalRecall()
 
 
 @scorer("synthesis/feasibility")
 def feasibility_score() -> FeasibilityScore:
-    """The feasibility workflow's mean rating as a score."""
+    """The feasibility workflow's mean rating as a score.
+
+    Metrics:
+        feasibility: (1/m) Σ_r s_r, the mean of the m readable 0–5 ratings of whether the reference
+            conclusion can be reached from the abstracts; None when no rating was readable.
+    """
     return FeasibilityScore()

@@ -17,5 +17,9 @@ class ReplyLength:
 
 @scorer("example/reply-length")
 def reply_length() -> ReplyLength:
-    """Words in the model's reply (an example plugin scorer)."""
+    """Words in the model's reply (an example plugin scorer).
+
+    Metrics:
+        words: the number of whitespace-separated words in the reply.
+    """
     return ReplyLength()

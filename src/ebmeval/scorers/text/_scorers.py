@@ -88,7 +88,13 @@ class TextSimilarity:
 
 @scorer("text/rouge-l")
 def rouge_l(prediction: str = "output", reference: str = "target") -> TextSimilarity:
-    """ROUGE-L F-measure (:func:`rouge`) of the prediction against the reference, value ``rougeL``."""
+    """ROUGE-L F-measure (:func:`rouge`) of the prediction against the reference, value ``rougeL``.
+
+    Metrics:
+        rougeL: ROUGE-L F-measure 2PR / (P + R), P = LCS / |prediction tokens|, R = LCS / |reference
+            tokens|, LCS the longest common token subsequence (rouge-score tokenizer, Porter stemming);
+            None for an empty prediction.
+    """
     return TextSimilarity(
         "text/rouge-l",
         ("rougeL",),
@@ -100,7 +106,13 @@ def rouge_l(prediction: str = "output", reference: str = "target") -> TextSimila
 
 @scorer("text/bleu")
 def bleu_scorer(prediction: str = "output", reference: str = "target") -> TextSimilarity:
-    """Sentence BLEU on a 0–1 scale (:func:`bleu`), value ``bleu``."""
+    """Sentence BLEU on a 0–1 scale (:func:`bleu`), value ``bleu``.
+
+    Metrics:
+        bleu: sentence BLEU / 100 = BP · exp(Σ_{n=1..4} ¼ log p_n), p_n the clipped n-gram precision,
+            BP = min(1, exp(1 − r/c)) for prediction length c and reference length r (sacrebleu, 13a
+            tokenizer, exp smoothing, effective order); None for an empty prediction.
+    """
     return TextSimilarity(
         "text/bleu", ("bleu",), lambda p, r: {"bleu": bleu([p], [r])[0]}, prediction=prediction, reference=reference
     )
@@ -110,7 +122,13 @@ def bleu_scorer(prediction: str = "output", reference: str = "target") -> TextSi
 def meteor_scorer(
     prediction: str = "output", reference: str = "target", wordnet_dir: str | None = None
 ) -> TextSimilarity:
-    """METEOR (:func:`meteor`), value ``meteor``."""
+    """METEOR (:func:`meteor`), value ``meteor``.
+
+    Metrics:
+        meteor: NLTK METEOR = F_mean · (1 − Pen), F_mean = PR / (0.9·P + 0.1·R) over unigrams aligned by
+            exact form, Porter stem, then WordNet synonym, Pen = 0.5 · (chunks / matches)³; None for an
+            empty prediction.
+    """
     return TextSimilarity(
         "text/meteor",
         ("meteor",),
@@ -131,6 +149,16 @@ def bertscore_scorer(
 
     E names the encoder and layer (``all-MiniLM-L6-v2-L5`` by default), so the values are
     never mistaken for the published roberta-large BERTScore.
+
+    Metrics:
+        precision@*: BERTScore precision P = mean over prediction tokens of the best cosine similarity to a
+            reference token, with the token embeddings of hidden layer N of the encoder named in the key
+            (precision@ENCODER-LN; default all-MiniLM-L6-v2, layer 5), no IDF weights, no baseline
+            rescaling; None for an empty prediction.
+        recall@*: BERTScore recall R = mean over reference tokens of the best cosine similarity to a
+            prediction token, same embeddings as precision.
+        f1@*: BERTScore F1 = 2PR / (P + R) of that precision and recall; with the default all-MiniLM-L6-v2
+            layer 5 it is not comparable with the published roberta-large BERTScore.
     """
     encoder = f"{BERTSCORE_ENCODER if model_path is None else Path(model_path).name}-L{num_layers}"
     keys = (f"precision@{encoder}", f"recall@{encoder}", f"f1@{encoder}")
@@ -169,5 +197,9 @@ def bleurt_scorer(checkpoint: str | Path, prediction: str = "output", reference:
 
     Refused (``ConfigError`` on ``checkpoint``, or ``MissingDependencyError``) when the directory is not a
     BLEURT checkpoint or the ``bleurt`` extra is missing; no other metric is ever computed in its place.
+
+    Metrics:
+        bleurt: the checkpoint's regression output for the pair [CLS] reference [SEP] prediction [SEP],
+            not rescaled (higher is closer); None for an empty prediction.
     """
     return BleurtSimilarity(load_bleurt(str(checkpoint)), prediction=prediction, reference=reference)
