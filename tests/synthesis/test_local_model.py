@@ -13,7 +13,7 @@ pytestmark = pytest.mark.local_model
 
 
 def test_zero_shot_and_rubric_judge_with_smollm2(tmp_path: Path) -> None:
-    model = get_model("local:smollm2", config=GenerateConfig(temperature=0.0, max_tokens=48))
+    model = get_model("local:smollm2", config=GenerateConfig(temperature=0.0, max_tokens=256))
     config = RunConfig(
         task="synthesis",
         task_args={"source": "m3", "workflow": "parametric-zero-shot", "items": ["m3-27490232"], "text_metrics": False},
@@ -29,9 +29,7 @@ def test_zero_shot_and_rubric_judge_with_smollm2(tmp_path: Path) -> None:
     ((_sample, generation),) = list(store.generations(result.run.run_id))
     store.close()
     assert steps[:1] == ["answer"]
-    if generation.answer_truncated:  # the answer ran past its 48 tokens: counted as cut, never graded
-        assert steps == ["answer"] and [s.values for s in scores] == [{}] and not errors
-        return
+    assert not generation.answer_truncated  # greedy, its answer ends within 256 tokens: the judge is asked
     if errors:  # the small judge rambled past its budget: an error, never a score read from a cut-off reply
         ((_sample, _epoch, stage, error, _at),) = errors
         assert stage.startswith("score:judge/rubric-0-5") and "token limit" in error and not scores

@@ -191,7 +191,7 @@ class BleurtSimilarity(TextSimilarity):
         self.identity = model.checkpoint.identity
 
 
-@scorer("text/bleurt")
+@scorer("text/bleurt", non_identity=("checkpoint",))
 def bleurt_scorer(checkpoint: str | Path, prediction: str = "output", reference: str = "target") -> BleurtSimilarity:
     """BLEURT (:class:`Bleurt`) from the checkpoint directory ``checkpoint``, value ``bleurt``.
 
