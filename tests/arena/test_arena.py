@@ -274,3 +274,20 @@ def test_cli_arena_writes_one_progress_line_to_stderr_when_not_a_terminal(two_sy
         cwd=store.parent,
     )  # fmt: skip
     assert quiet.returncode == 0 and not [line for line in quiet.stderr.splitlines() if line.startswith("arena")]
+
+
+async def test_inside_a_running_event_loop_run_arena_names_its_async_twin(two_systems: tuple[Path, str, str]) -> None:
+    """Before: asyncio.run's bare RuntimeError, and a coroutine left never awaited."""
+    import gc
+    import warnings
+
+    from ebmeval.arena import arun_arena
+
+    store, one, two = two_systems
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(UsageError, match=r"running event loop \(a notebook\): use await arun_arena"):
+            run_arena(store, [one, two], judge=Model(ScriptedModel(_content_judge)))
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    assert (await arun_arena(store, [one, two], judge=Model(ScriptedModel(_content_judge)))).questions == N

@@ -75,3 +75,21 @@ def test_malformed_lines_name_file_and_line(tmp_path: Path, line: str, message: 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="absent.jsonl: no such file"):
         score_predictions(single_task(), tmp_path / "absent.jsonl")
+
+
+async def test_inside_a_running_event_loop_the_async_twin_is_named(tmp_path: Path) -> None:
+    """Before: asyncio.run's bare RuntimeError, and a coroutine left never awaited."""
+    import gc
+    import warnings
+
+    from ebmeval._util.errors import UsageError
+    from ebmeval.scorers import ascore_predictions
+
+    path = write(tmp_path, '{"id": "q0", "answer": "A"}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(UsageError, match=r"running event loop \(a notebook\): use await ascore_predictions"):
+            score_predictions(single_task(), path)
+        gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    assert (await ascore_predictions(single_task(), path))["scored"] == 1

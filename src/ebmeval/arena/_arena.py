@@ -36,7 +36,7 @@ from .._util.errors import ConfigError, UsageError
 from .._util.hashing import stable_hash
 from ..judges import AXES, PAIRWISE, STRICT, PairwiseVerdict, ask, parse_pairwise, render_pairwise, verdict_form
 from ..models import GenerateConfig, Model
-from ..runner import Failure, Progress, ProgressCallback, attempt, run_all
+from ..runner import Failure, Progress, ProgressCallback, attempt, run_all, run_blocking
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
@@ -642,8 +642,11 @@ def run_arena(
 
     Returns:
         The per-axis tables (:class:`ArenaResult`).
+
+    Raises:
+        UsageError: Called inside a running event loop (a notebook), where ``arun_arena`` is to be awaited.
     """
-    return asyncio.run(
+    return run_blocking(
         arun_arena(
             store_path,
             run_ids,
@@ -657,5 +660,7 @@ def run_arena(
             max_tokens=max_tokens,
             min_matches=min_matches,
             on_progress=on_progress,
-        )
+        ),
+        "ebmeval.arena.run_arena",
+        "await arun_arena(…)",
     )

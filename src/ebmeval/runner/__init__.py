@@ -1,7 +1,7 @@
 """Running tasks: configuration, the resumable runner, and run summaries."""
 
 from ._config import DEFAULT_STORE, RunConfig, config_from_flags, grid_from_flags, load_config, load_grid
-from ._engine import Failure, attempt, run_all, score_sample
+from ._engine import Failure, attempt, run_all, run_blocking, score_sample
 from ._rescore import arescore, rescore
 from ._runner import (
     Progress,
@@ -37,6 +37,7 @@ __all__ = [
     "rescore",
     "run",
     "run_all",
+    "run_blocking",
     "run_identity",
     "select_samples",
     "sample_values",

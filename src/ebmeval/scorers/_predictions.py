@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -142,6 +141,10 @@ def score_predictions(task: Task, path: str | Path, *, models: Mapping[str, Mode
     each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`) and
     ``errors``: each scorer that failed on a prediction (``id``, ``stage``, ``error``), the others
     still scored, as in a run. Run-level metrics the scorers declare (micro-F1 …) are listed as a
-    run lists them.
+    run lists them. Inside a running event loop, ``await ascore_predictions(...)`` instead.
     """
-    return asyncio.run(ascore_predictions(task, path, models=models))
+    from ..runner import run_blocking
+
+    return run_blocking(
+        ascore_predictions(task, path, models=models), "ebmeval.score_predictions", "await ascore_predictions(…)"
+    )
