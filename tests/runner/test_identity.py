@@ -198,6 +198,31 @@ def test_an_index_is_one_run_by_its_content_whatever_path_names_it(
     assert len(same) == 1 and identity("other") not in same
 
 
+def test_a_synthesis_input_file_is_one_run_by_its_content_whatever_path_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the path named the run, so a file changed in place resumed the run made from its old content."""
+    import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
+    from ebmeval._util.hashing import stable_hash
+    from ebmeval.runner import run_identity
+
+    ratings = tmp_path / "ratings.jsonl"
+    ratings.write_text('{"id": "m3-26258610", "feasibility": 5}\n')
+    shutil.copy(ratings, tmp_path / "copy.jsonl")
+    monkeypatch.chdir(tmp_path)
+    models = {"model": scripted_model(), "judge": scripted_model()}
+
+    def identity(path: str) -> str:
+        given = {"items": ["m3-26258610"], "text_metrics": False, "feasibility_ratings": path}
+        task = create_task("synthesis", **given)
+        return stable_hash(run_identity(config(tmp_path, task="synthesis", task_args=given), task, models))
+
+    same = {identity(p) for p in ("ratings.jsonl", "./ratings.jsonl", str(ratings), "copy.jsonl")}
+    assert len(same) == 1
+    ratings.write_text('{"id": "m3-26258610", "feasibility": 4.5}\n')
+    assert identity("ratings.jsonl") not in same
+
+
 def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
     import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash

@@ -42,6 +42,7 @@ from ..synthesis import (
 from ..tasks import Document, Sample, Scorer, Task, Workflow, identified_by_content, task
 from ..workflows import index_hash, reranker_identity
 from ._data import read_records
+from .mcq_file import file_digest
 
 Source = Literal["m3", "ms2", "medmeta", "file"]
 FILES = {"m3": "synthesis_m3.jsonl.gz", "ms2": "synthesis_ms2.jsonl.gz", "medmeta": "synthesis_medmeta.jsonl.gz"}
@@ -219,7 +220,8 @@ def synthesis(
     Scorers: ``judge/rubric-0-5`` (role ``judge``), ``judge/rubric-panel`` when ``panel`` names
     judges, ``text/rouge-l`` and ``text/bertscore`` with ``text_metrics``,
     ``synthesis/retrieval-recall`` for ``standard-rag``; the ``feasibility`` workflow is scored
-    by ``synthesis/feasibility`` only.
+    by ``synthesis/feasibility`` only. The files ``path``, ``abstracts`` and ``feasibility_ratings``, a
+    ``retrieval`` index and a ``reranker`` are identified by their content, not by the paths naming them.
 
     Args:
         source: ``m3`` (229 reviews), ``ms2`` (1 review, 20 studies), ``medmeta`` (20 reviews,
@@ -349,9 +351,11 @@ def synthesis(
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
     )
-    if retrieval is None:
-        return task
-    return identified_by_content(task, {"retrieval": index_hash(retrieval), "reranker": reranker_identity(reranker)})
+    files = {"path": path, "abstracts": abstracts, "feasibility_ratings": feasibility_ratings}
+    identities: dict[str, str | None] = {option: file_digest(f) for option, f in files.items() if f is not None}
+    if retrieval is not None:
+        identities |= {"retrieval": index_hash(retrieval), "reranker": reranker_identity(reranker)}
+    return identified_by_content(task, identities)
 
 
 def _index_rag(
