@@ -16,7 +16,7 @@ from ._engine import (
     native_dir,
     record_speed,
 )
-from ._local_files import fetch_smollm2
+from ._local_files import fetch_smollm2, file_sha256
 from ._model import DegenerateReplyError, Model, ModelRequest, ModelStats, get_model, parse_model_spec
 from ._reasoning import split_reasoning, strip_reasoning
 from ._types import (
@@ -43,6 +43,7 @@ __all__ = [
     "EngineBuildError",
     "NativeEngine",
     "fetch_smollm2",
+    "file_sha256",
     "serve_model",
     "DegenerateReplyError",
     "ChatMessage",

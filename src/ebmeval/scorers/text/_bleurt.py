@@ -16,7 +16,6 @@ sentencepiece).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ from typing import Any
 
 from ..._util.errors import ConfigError, MissingDependencyError, UsageError
 from ..._util.hashing import stable_hash
+from ...models import file_sha256
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 """Where a checkpoint's weights may be, in order of preference."""
@@ -67,14 +67,9 @@ def open_bleurt_checkpoint(path: str | Path, field: str = "checkpoint") -> Bleur
     tokenizer = next((root / name for name in TOKENIZER_FILES if (root / name).is_file()), None)
     if tokenizer is None:
         raise ConfigError(field, f"{root} is not a BLEURT checkpoint: no tokenizer ({' or '.join(TOKENIZER_FILES)})")
-    hashes = {role: _sha256(file) for role, file in (("config", root / "config.json"), ("weights", weights))}
-    identity = stable_hash({**hashes, "tokenizer": _sha256(tokenizer)}, length=16)
+    hashes = {role: file_sha256(file) for role, file in (("config", root / "config.json"), ("weights", weights))}
+    identity = stable_hash({**hashes, "tokenizer": file_sha256(tokenizer)}, length=16)
     return BleurtCheckpoint(root, config, weights, tokenizer, f"sha256:{identity}")
-
-
-def _sha256(path: Path) -> str:
-    with path.open("rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()
 
 
 def _read_config(root: Path, field: str) -> dict[str, Any]:
