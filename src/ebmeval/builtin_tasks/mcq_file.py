@@ -158,12 +158,14 @@ def _options(raw: Any, place: RowPlace) -> dict[str, str]:
 
 
 def file_digest(path: str | Path) -> str:
-    """A short sha256 of a file, or of every file of a folder (names and bytes, in name order)."""
+    """A short sha256 of a file, or of every file of a folder (names and bytes, in name order), read in blocks."""
     source = Path(path)
     digest = hashlib.sha256()
     for file in sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]:
         digest.update(str(file.relative_to(source) if source.is_dir() else "").encode() + b"\0")
-        digest.update(file.read_bytes())
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()[:12]
 
 
