@@ -48,5 +48,10 @@ def test_malformed_shipped_file_is_a_data_error(tmp_path: Path, monkeypatch: pyt
         _data.read_records("broken.jsonl.gz")
     with pytest.raises(DataError, match="missing"):
         _data.read_records("absent.jsonl.gz")
+    with gzip.open(folder / "partial.jsonl.gz", "wt") as handle:
+        handle.write('{"id": 1, "answer": "A"}\n{"id": 2}\n')
+    assert len(_data.read_records("partial.jsonl.gz", ("id",))) == 2
+    with pytest.raises(DataError, match=r"partial.jsonl.gz:2: field 'answer': missing field"):
+        _data.read_records("partial.jsonl.gz", ("id", "answer"))
     with pytest.raises(DataError, match="field 'answer'"):
         _data.require({"id": 1}, ("id", "answer"), "x.jsonl.gz", 3)

@@ -22,13 +22,20 @@ def data_path(name: str) -> str:
     return f"{PACKAGE}/data/{name}"
 
 
-@cache
-def read_records(name: str) -> tuple[dict[str, Any], ...]:
-    """Every record of the shipped gzip JSONL file ``name``, in file order.
+def read_records(name: str, required: Collection[str] = ()) -> tuple[dict[str, Any], ...]:
+    """Every record of the shipped gzip JSONL file ``name``, in file order, each holding the fields ``required``.
 
-    Raises ``DataError`` (with the line number) for a missing file or a line that is
-    not a JSON object.
+    Raises ``DataError`` (with the line number) for a missing file, a line that is
+    not a JSON object or a record without one of ``required`` (:func:`require`).
     """
+    records = _records(name)
+    for line, record in enumerate(records, start=1):
+        require(record, required, name, line)
+    return records
+
+
+@cache
+def _records(name: str) -> tuple[dict[str, Any], ...]:
     return tuple(_iter_records(name))
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, ParamSpec
 
 from .._util.errors import ConfigError
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
@@ -11,6 +14,12 @@ from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task
 from ..workflows import Overflow, Strategy, qa_workflow
+from ._options import document_options
+
+MCQ_OPTIONS = ("strategy", "thinking", "system_prompt", "answer_from", "overflow", "unparsed", "answer_format")
+"""The options of :func:`mcq_task` that a built-in task passes on as it takes them (see :func:`mcq_factory`)."""
+
+Options = ParamSpec("Options")
 
 
 def mcq_task(
@@ -67,3 +76,45 @@ def mcq_task(
         reasoning_generate_config=workflow.reasoning_config,
         metadata={**metadata, "size": len(dataset), "prompts": [t.id for t in workflow.templates]},
     )
+
+
+@dataclass(frozen=True)
+class MCQData:
+    """What a built-in multiple-choice task is built from, besides the options in ``MCQ_OPTIONS``."""
+
+    name: str
+    dataset: Sequence[Sample]
+    metadata: dict[str, Any]
+    """The data card: ``source``, ``licence``, ``card`` and what else describes the task."""
+    data_version: str = "1"
+    multi: bool = False
+    prompt_set: PromptSet = DEFAULT_PROMPTS
+
+
+def mcq_factory(build: Callable[Options, MCQData]) -> Callable[Options, Task]:
+    """The task factory of ``build``: its :class:`MCQData` and the ``MCQ_OPTIONS`` it takes, through :func:`mcq_task`.
+
+    ``build`` declares each shared option it offers as a keyword parameter, with the task's
+    default (the factory's signature is what ``create_task`` checks and records), and returns
+    the task's data; the factory passes the options' values on to :func:`mcq_task`, and the
+    options ``build`` does not describe get their shared ``Args:`` entries (:func:`document_options`).
+    """
+    signature = inspect.signature(build)
+    options = [name for name in signature.parameters if name in MCQ_OPTIONS]
+
+    @functools.wraps(build)
+    def factory(*args: Options.args, **kwargs: Options.kwargs) -> Task:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        data = build(*args, **kwargs)
+        return mcq_task(
+            data.name,
+            data.dataset,
+            data_version=data.data_version,
+            metadata=data.metadata,
+            multi=data.multi,
+            prompt_set=data.prompt_set,
+            **{name: bound.arguments[name] for name in options},
+        )
+
+    return document_options(factory)

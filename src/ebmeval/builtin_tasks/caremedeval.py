@@ -15,10 +15,10 @@ from .._util.errors import ConfigError
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
 from ..prompts import prompt_sets
 from ..scorers import AnswerFormat, Unparsed
-from ..tasks import Document, Sample, Task, task
+from ..tasks import Document, Sample, task
 from ..workflows import Overflow, Strategy
-from ._data import read_records, require
-from ._mcq import mcq_task
+from ._data import read_records
+from ._mcq import MCQData, mcq_factory
 
 QUESTIONS = {"en": "caremedeval_en.jsonl.gz", "fr": "caremedeval_fr.jsonl.gz"}
 ARTICLES = "caremedeval_articles.jsonl.gz"
@@ -33,8 +33,7 @@ PromptSetName = Literal["default", "paper"]
 @cache
 def _articles() -> dict[str, dict[str, Any]]:
     articles = {}
-    for line, record in enumerate(read_records(ARTICLES), start=1):
-        require(record, ("id", "full", "abstract"), ARTICLES, line)
+    for record in read_records(ARTICLES, ("id", "full", "abstract")):
         articles[record["id"]] = record
     return articles
 
@@ -69,8 +68,7 @@ def load_caremedeval(language: Language = "en", subset: Subset = "all", context:
     name = QUESTIONS[language]
     articles = _articles()
     samples = []
-    for line, record in enumerate(read_records(name), start=1):
-        require(record, FIELDS, name, line)
+    for record in read_records(name, FIELDS):
         if subset == "with_justifications" and not record.get("with_justification"):
             continue
         if subset == "requires_context" and record.get("requires_context") is None:
@@ -150,7 +148,8 @@ def answer_ranking(samples: Sequence[Sample]) -> str:
 
 
 @task("caremedeval")
-def caremedeval(
+@mcq_factory
+def caremedeval(  # noqa: D417 (@mcq_factory writes the shared options' entries)
     language: Language = "en",
     subset: Subset = "all",
     context: Context = "full",
@@ -161,7 +160,7 @@ def caremedeval(
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
     prompt_set: PromptSetName = "default",
-) -> Task:
+) -> MCQData:
     """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.
 
     Scored by ``multi_answer`` (``exact_match``, ``f1``, ``hamming``, ``lca``). An
@@ -172,13 +171,7 @@ def caremedeval(
         language: ``en`` or ``fr`` (questions and options; articles are in English).
         subset: ``all``, ``with_justifications`` or ``requires_context``.
         context: ``full`` article, ``abstract`` or ``none``.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
-        system_prompt: role prompt sent as the system message.
-        overflow: ``truncate`` (keep the head of the article, recorded) or ``error``.
         unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
-        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
-            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
         prompt_set: ``default`` (ebmeval's English instructions) or ``paper`` (the paper's
             physician-role prompt in ``language``: prompt set ``caremedeval/fr`` or ``caremedeval/en``;
             strategies ``direct`` and ``cot``).
@@ -186,23 +179,11 @@ def caremedeval(
     if prompt_set not in ("default", "paper"):
         raise ConfigError("prompt_set", f"must be 'default' or 'paper', not {prompt_set!r}")
     samples = load_caremedeval(language, subset, context)
-    metadata: dict[str, Any] = {
+    metadata = {
         "source": "bonzid/CareMedEval@11eccc71e516a1b7af979acc64ab55a4c2a2c8fd",
         "licence": "Apache-2.0",
         "card": "docs/tasks/caremedeval.md",
         "answer_ranking": answer_ranking(samples),
     }
-    return mcq_task(
-        "caremedeval",
-        samples,
-        data_version="1",
-        metadata=metadata,
-        strategy=strategy,
-        multi=True,
-        thinking=thinking,
-        system_prompt=system_prompt,
-        overflow=overflow,
-        unparsed=unparsed,
-        answer_format=answer_format,
-        prompt_set=prompt_sets.get(f"caremedeval/{language}") if prompt_set == "paper" else DEFAULT_PROMPTS,
-    )
+    prompts = prompt_sets.get(f"caremedeval/{language}") if prompt_set == "paper" else DEFAULT_PROMPTS
+    return MCQData("caremedeval", samples, metadata, multi=True, prompt_set=prompts)

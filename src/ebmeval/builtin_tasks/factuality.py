@@ -38,7 +38,7 @@ from ..factuality import (
 )
 from ..models import GenerateConfig, user
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, task
-from ._data import data_path, read_records, require
+from ._data import data_path, read_records
 
 M3_CLAIMS = "factuality_m3_claims.jsonl.gz"
 M3_REVIEWS = "factuality_m3_reviews.jsonl.gz"
@@ -67,8 +67,8 @@ def load_m3_claims(side: Literal["target", "source"] = "target") -> list[Sample]
     if side not in ("target", "source"):
         raise ConfigError("side", f"must be 'target' or 'source', not {side!r}")
     samples = []
-    for line, record in enumerate(read_records(M3_CLAIMS), start=1):
-        require(record, ("id", "target_text", "target_direction", "target_modality", "sources"), M3_CLAIMS, line)
+    keys = ("id", "target_text", "target_direction", "target_modality", "sources")
+    for line, record in enumerate(read_records(M3_CLAIMS, keys), start=1):
         items = (
             [(record["id"], record["target_text"], record["target_direction"], record["target_modality"])]
             if side == "target"
@@ -100,9 +100,8 @@ def load_m3_claims(side: Literal["target", "source"] = "target") -> list[Sample]
 def load_evidence_inference() -> list[Sample]:
     """Evidence Inference prompts as labelling samples with the ICO focus in ``metadata["focus"]``."""
     samples = []
-    for line, record in enumerate(read_records(EVIDENCE_INFERENCE), start=1):
-        keys = ("id", "pmcid", "abstract", "intervention", "comparator", "outcome", "label")
-        require(record, keys, EVIDENCE_INFERENCE, line)
+    keys = ("id", "pmcid", "abstract", "intervention", "comparator", "outcome", "label")
+    for record in read_records(EVIDENCE_INFERENCE, keys):
         samples.append(
             Sample(
                 id=str(record["id"]),
@@ -128,8 +127,7 @@ def load_m3_conclusions() -> list[Sample]:
     from ..tasks import Document
 
     samples = []
-    for line, record in enumerate(read_records(M3_REVIEWS), start=1):
-        require(record, ("id", "conclusion", "evidence"), M3_REVIEWS, line)
+    for record in read_records(M3_REVIEWS, ("id", "conclusion", "evidence")):
         documents = [Document(id=e["pmid"], text=e["text"]) for e in record["evidence"]]
         samples.append(Sample(id=record["id"], input="", target=record["conclusion"], documents=documents))
     return samples

@@ -14,13 +14,15 @@ text/rouge-l`` also works. Data card: ``docs/tasks/lfqa.md``; data built by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
 from ..prompts import add_template
 from ..tasks import Sample, Task, task
 from ..workflows import FreeFormWorkflow, Strategy
-from ._data import read_records, require
+from ._data import read_records
+from ._options import document_options
 
 LIVEQA = "lfqa_liveqa.jsonl.gz"
 MEDICATIONQA = "lfqa_medicationqa.jsonl.gz"
@@ -67,8 +69,7 @@ def load_liveqa(question: LiveQAQuestion = "original") -> list[Sample]:
     if question not in ("original", "paraphrase", "summary"):
         raise ConfigError("question", f"must be original, paraphrase or summary, not {question!r}")
     samples = []
-    for line, record in enumerate(read_records(LIVEQA), start=1):
-        require(record, ("id", "subject", "message", "paraphrase", "summary", "answers"), LIVEQA, line)
+    for record in read_records(LIVEQA, ("id", "subject", "message", "paraphrase", "summary", "answers")):
         if question == "original":
             text = f"{record['subject']}\n{record['message']}" if record["subject"] else record["message"]
         else:
@@ -93,8 +94,7 @@ def load_liveqa(question: LiveQAQuestion = "original") -> list[Sample]:
 def load_medicationqa() -> list[Sample]:
     """MedicationQA questions; a question asked in several upstream rows has all their answers."""
     samples = []
-    for line, record in enumerate(read_records(MEDICATIONQA), start=1):
-        require(record, ("id", "question", "answers"), MEDICATIONQA, line)
+    for record in read_records(MEDICATIONQA, ("id", "question", "answers")):
         references = [a["text"] for a in record["answers"]]
         samples.append(
             Sample(
@@ -110,8 +110,7 @@ def load_medicationqa() -> list[Sample]:
 def load_healthsearchqa() -> list[Sample]:
     """HealthSearchQA questions (no reference answers)."""
     samples = []
-    for line, record in enumerate(read_records(HEALTHSEARCHQA), start=1):
-        require(record, ("id", "question"), HEALTHSEARCHQA, line)
+    for record in read_records(HEALTHSEARCHQA, ("id", "question")):
         samples.append(Sample(id=record["id"], input=record["question"]))
     return samples
 
@@ -137,7 +136,8 @@ RESCORE = "ebmeval rescore {run} --scorer judge/reference-0-5 --role judge=local
 
 
 @task("lfqa/liveqa")
-def liveqa(
+@document_options
+def liveqa(  # noqa: D417 (document_options writes the shared options' entries)
     question: LiveQAQuestion = "original",
     system_prompt: str | None = None,
     strategy: Strategy = "direct",
@@ -147,9 +147,6 @@ def liveqa(
 
     Args:
         question: ``original``, ``paraphrase`` or ``summary`` form of the question.
-        system_prompt: Role prompt sent as the system message.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        max_tokens: Answer length budget.
     """
     return _task(
         "lfqa/liveqa",
@@ -159,35 +156,31 @@ def liveqa(
     )
 
 
-@task("lfqa/medicationqa")
-def medicationqa(system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> Task:
-    """Free-text answers to MedicationQA consumer medication questions.
-
-    Args:
-        system_prompt: Role prompt sent as the system message.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        max_tokens: Answer length budget.
-    """
-    return _task(
-        "lfqa/medicationqa",
-        load_medicationqa(),
-        LongFormAnswer(system_prompt, strategy, max_tokens),
+QUESTION_SETS: dict[str, tuple[Callable[[], list[Sample]], str, str]] = {
+    "medicationqa": (
+        load_medicationqa,
         "abachaa/Medication_QA_MedInfo2019@8756adc5f4bb99f6bcff690a13921337d9f9bb7e",
-    )
-
-
-@task("lfqa/healthsearchqa")
-def healthsearchqa(system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> Task:
-    """Free-text answers to HealthSearchQA consumer search questions (no references).
-
-    Args:
-        system_prompt: Role prompt sent as the system message.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        max_tokens: Answer length budget.
-    """
-    return _task(
-        "lfqa/healthsearchqa",
-        load_healthsearchqa(),
-        LongFormAnswer(system_prompt, strategy, max_tokens),
+        "Free-text answers to MedicationQA consumer medication questions.",
+    ),
+    "healthsearchqa": (
+        load_healthsearchqa,
         "shr7q/MedQA@d51134c9ea8d2426146b46779657d8ba1841f0cf data/corpus.json (copy of Med-PaLM's HealthSearchQA)",
-    )
+        "Free-text answers to HealthSearchQA consumer search questions (no references).",
+    ),
+}
+"""Task suffix → (loader, source, description) of the long-form tasks whose only options are the answer's."""
+
+
+def _factory(name: str) -> Callable[..., Task]:
+    load, source, description = QUESTION_SETS[name]
+
+    def answers(system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> Task:
+        return _task(f"lfqa/{name}", load(), LongFormAnswer(system_prompt, strategy, max_tokens), source)
+
+    answers.__doc__ = description
+    answers.__name__ = name
+    return document_options(answers)
+
+
+for _name in QUESTION_SETS:
+    task(f"lfqa/{_name}")(_factory(_name))

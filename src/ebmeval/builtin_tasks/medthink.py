@@ -7,14 +7,14 @@ Data card: ``docs/tasks/medthink.md``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from .._util.errors import ConfigError
 from ..scorers import AnswerFormat, Unparsed
-from ..tasks import Sample, Task, task
+from ..tasks import Sample, task
 from ..workflows import Strategy
-from ._data import read_records, require
-from ._mcq import mcq_task
+from ._data import read_records
+from ._mcq import MCQData, mcq_factory
 
 DATA = "medthink.jsonl.gz"
 
@@ -32,8 +32,7 @@ def load_medthink(layout: Layout = "all") -> list[Sample]:
     if layout not in ("all", "lines", "inline"):
         raise ConfigError("layout", f"must be all, lines or inline, not {layout!r}")
     samples = []
-    for line, record in enumerate(read_records(DATA), start=1):
-        require(record, ("index", "qa_type", "question", "options", "answer", "scoring_points"), DATA, line)
+    for record in read_records(DATA, ("index", "qa_type", "question", "options", "answer", "scoring_points")):
         if layout != "all" and record.get("layout") != layout:
             continue
         samples.append(
@@ -54,14 +53,15 @@ def load_medthink(layout: Layout = "all") -> list[Sample]:
 
 
 @task("medthink")
-def medthink(
+@mcq_factory
+def medthink(  # noqa: D417 (@mcq_factory writes the shared options' entries)
     layout: Layout = "all",
     strategy: Strategy = "cot",
     thinking: bool | None = None,
     system_prompt: str | None = None,
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
-) -> Task:
+) -> MCQData:
     """MedThink-Bench answer accuracy on its lettered questions.
 
     The default strategy is ``cot``: the benchmark is about reasoning, and the
@@ -69,26 +69,10 @@ def medthink(
 
     Args:
         layout: ``all`` (499), ``lines`` (245) or ``inline`` (254) option layout.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
-        system_prompt: role prompt sent as the system message.
-        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
-        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
-            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
-    metadata: dict[str, Any] = {
+    metadata = {
         "source": "plusnli/MedThink-Bench@d5cd589850d381bead2cbc92e32bb6f597e45399",
         "licence": "none stated upstream",
         "card": "docs/tasks/medthink.md",
     }
-    return mcq_task(
-        "medthink",
-        load_medthink(layout),
-        data_version="1",
-        metadata=metadata,
-        strategy=strategy,
-        thinking=thinking,
-        system_prompt=system_prompt,
-        unparsed=unparsed,
-        answer_format=answer_format,
-    )
+    return MCQData("medthink", load_medthink(layout), metadata)

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, Task, task
 from ..workflows import Strategy
-from ._data import read_records, require
-from ._mcq import mcq_task
+from ._data import read_records
+from ._mcq import MCQData, mcq_factory
 
 DATASETS = {
     "mmlu_med": ("mmlu", "MMLU-Med: six medical subjects of MMLU, test split (1,089)"),
@@ -33,8 +33,7 @@ def load_mirage(dataset: str) -> list[Sample]:
     key, _ = DATASETS[dataset]
     name = f"mirage_{key}.jsonl.gz"
     samples = []
-    for line, record in enumerate(read_records(name), start=1):
-        require(record, ("id", "question", "options", "answer"), name, line)
+    for record in read_records(name, ("id", "question", "options", "answer")):
         metadata: dict[str, Any] = {"dataset": key}
         if "pmids" in record:
             metadata["pmids"] = record["pmids"]
@@ -60,39 +59,18 @@ def _factory(dataset: str) -> Callable[..., Task]:
         answer_from: Literal["text", "logprobs"] = "text",
         unparsed: Unparsed = "zero",
         answer_format: AnswerFormat = "lenient",
-    ) -> Task:
-        metadata: dict[str, Any] = {
+    ) -> MCQData:
+        metadata = {
             "source": "Teddy-XiongGZ/MIRAGE@392943af99cd94cafd50a0de2e7fca24bbf65494",
             "licence": "MIT (benchmark); see the data card for each dataset",
             "card": "docs/tasks/mirage.md",
             "description": description,
         }
-        return mcq_task(
-            f"mirage/{dataset}",
-            load_mirage(dataset),
-            data_version="1",
-            metadata=metadata,
-            strategy=strategy,
-            thinking=thinking,
-            system_prompt=system_prompt,
-            answer_from=answer_from,
-            unparsed=unparsed,
-            answer_format=answer_format,
-        )
+        return MCQData(f"mirage/{dataset}", load_mirage(dataset), metadata)
 
-    mirage.__doc__ = f"""MIRAGE {description}, question-only, scored by accuracy.
-
-    Args:
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
-        system_prompt: role prompt sent as the system message.
-        answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
-        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
-        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
-            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
-    """
+    mirage.__doc__ = f"MIRAGE {description}, question-only, scored by accuracy."
     mirage.__name__ = f"mirage_{dataset}"
-    return mirage
+    return mcq_factory(mirage)
 
 
 for _dataset in DATASETS:

@@ -5,14 +5,14 @@ Data card: ``docs/tasks/pubmedqa.md``.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from .._util.errors import ConfigError
 from ..scorers import AnswerFormat, Unparsed
-from ..tasks import Document, Sample, Task, task
+from ..tasks import Document, Sample, task
 from ..workflows import Strategy
-from ._data import read_records, require
-from ._mcq import mcq_task
+from ._data import read_records
+from ._mcq import MCQData, mcq_factory
 
 DATA = "pubmedqa.jsonl.gz"
 CHOICES = {"A": "yes", "B": "no", "C": "maybe"}
@@ -32,8 +32,7 @@ def load_pubmedqa(setting: Setting = "reasoning-required") -> list[Sample]:
     if setting not in ("reasoning-required", "reasoning-free", "question-only"):
         raise ConfigError("setting", f"must be reasoning-required, reasoning-free or question-only, not {setting!r}")
     samples = []
-    for line, record in enumerate(read_records(DATA), start=1):
-        require(record, ("pmid", "question", "contexts", "long_answer", "final_decision"), DATA, line)
+    for record in read_records(DATA, ("pmid", "question", "contexts", "long_answer", "final_decision")):
         pmid = str(record["pmid"])
         documents = []
         if setting == "reasoning-required":
@@ -55,7 +54,8 @@ def load_pubmedqa(setting: Setting = "reasoning-required") -> list[Sample]:
 
 
 @task("pubmedqa")
-def pubmedqa(
+@mcq_factory
+def pubmedqa(  # noqa: D417 (@mcq_factory writes the shared options' entries)
     setting: Setting = "reasoning-required",
     strategy: Strategy = "direct",
     thinking: bool | None = None,
@@ -63,35 +63,17 @@ def pubmedqa(
     answer_from: Literal["text", "logprobs"] = "text",
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
-) -> Task:
+) -> MCQData:
     """PubMedQA PQA-L test (500 questions), scored by accuracy.
 
     Args:
         setting: ``reasoning-required`` (question + abstract without its conclusion),
             ``reasoning-free`` (question + conclusion) or ``question-only``.
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
-        system_prompt: role prompt sent as the system message.
-        answer_from: ``text`` (parse the reply) or ``logprobs`` (most probable letter; ``direct`` only).
-        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
-        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
-            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
-    metadata: dict[str, Any] = {
+    metadata = {
         "source": "pubmedqa/pubmedqa@1cbae8e92f72f20c8d3747cbb3bf5bc53554d997",
         "licence": "MIT",
         "card": "docs/tasks/pubmedqa.md",
         "setting": setting,
     }
-    return mcq_task(
-        "pubmedqa",
-        load_pubmedqa(setting),
-        data_version="1",
-        metadata=metadata,
-        strategy=strategy,
-        thinking=thinking,
-        system_prompt=system_prompt,
-        answer_from=answer_from,
-        unparsed=unparsed,
-        answer_format=answer_format,
-    )
+    return MCQData("pubmedqa", load_pubmedqa(setting), metadata)

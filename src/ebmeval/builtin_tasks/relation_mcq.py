@@ -15,10 +15,10 @@ from typing import Any
 
 from .._util.errors import ConfigError
 from ..scorers import AnswerFormat, Unparsed
-from ..tasks import Document, Sample, Task, task
+from ..tasks import Document, Sample, task
 from ..workflows import Strategy
-from ._data import read_records, require
-from ._mcq import mcq_task
+from ._data import read_records
+from ._mcq import MCQData, mcq_factory
 
 QUESTION = 'Which relation does the text state between "{subject}" and "{object}"?'
 """The question of every converted triplet, followed by the relation definitions; the text is the document."""
@@ -124,8 +124,7 @@ DDI_NONE = ("none", "the text states no interaction between the two")
 def ddi_triplets() -> list[Triplet]:
     """Every candidate drug pair of the DDI-2013 test split (5,716: 979 interactions, 4,737 without)."""
     triplets = []
-    for line, record in enumerate(read_records(DDI_DATA), start=1):
-        require(record, ("id", "subject", "object", "relation", "sentence"), DDI_DATA, line)
+    for record in read_records(DDI_DATA, ("id", "subject", "object", "relation", "sentence")):
         subject_span, object_span = record.get("subject_span"), record.get("object_span")
         triplets.append(
             Triplet(
@@ -143,42 +142,27 @@ def ddi_triplets() -> list[Triplet]:
 
 
 @task("relation-mcq")
-def relation_mcq(
+@mcq_factory
+def relation_mcq(  # noqa: D417 (@mcq_factory writes the shared options' entries)
     negatives: bool = False,
     strategy: Strategy = "direct",
     thinking: bool | None = None,
     system_prompt: str | None = None,
     unparsed: Unparsed = "zero",
     answer_format: AnswerFormat = "lenient",
-) -> Task:
+) -> MCQData:
     """DDI-2013 drug-drug interaction types as multiple choice, scored by accuracy.
 
     Args:
         negatives: ``False`` (default): the 979 interacting pairs, four options
             (advise, effect, mechanism, int). ``True``: all 5,716 candidate pairs with a
             fifth option, "none" (83% of them).
-        strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.
-        thinking: thinking switch of hybrid reasoning models (``None`` leaves the prompt as is).
-        system_prompt: role prompt sent as the system message.
-        unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.
-        answer_format: ``lenient`` (any answer the grammar reads) or ``strict`` (only a final
-            ``ANSWER: X`` line, as the prompt then asks; the lenient reading is scored beside it).
     """
     triplets = [t for t in ddi_triplets() if negatives or t.relation is not None]
     samples = relation_samples(triplets, DDI_RELATIONS, no_relation=DDI_NONE if negatives else None)
-    metadata: dict[str, Any] = {
+    metadata = {
         "source": "isegura/DDICorpus@819b0fa538ed83ab2a8b4f5417bba3c03249b7f3",
         "licence": "CC BY-NC 4.0",
         "card": "docs/tasks/relation_mcq.md",
     }
-    return mcq_task(
-        "relation-mcq",
-        samples,
-        data_version="1",
-        metadata=metadata,
-        strategy=strategy,
-        thinking=thinking,
-        system_prompt=system_prompt,
-        unparsed=unparsed,
-        answer_format=answer_format,
-    )
+    return MCQData("relation-mcq", samples, metadata)

@@ -1,0 +1,105 @@
+"""The options the built-in tasks share: declared by each factory, described and passed on in one place."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from ebmeval import create_task
+from ebmeval._util.options import option_docs, plain, signature_options
+from ebmeval.builtin_tasks._mcq import MCQ_OPTIONS, mcq_task
+from ebmeval.builtin_tasks._options import OPTION_DOCS, document_options
+from ebmeval.builtin_tasks.mirage import DATASETS
+from ebmeval.builtin_tasks.pubmedqa import pubmedqa
+from ebmeval.tasks import task_registry
+from ebmeval.workflows import Strategy
+
+TASKS = [
+    "pubmedqa",
+    "medthink",
+    "relation-mcq",
+    "caremedeval",
+    *(f"mirage/{d}" for d in DATASETS),
+    "lfqa/liveqa",
+    "lfqa/medicationqa",
+    "lfqa/healthsearchqa",
+]
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_describe_documents_every_option_in_signature_order(name: str) -> None:
+    factory = task_registry.get(name)
+    docs = option_docs(factory)
+    assert list(docs) == list(signature_options(factory))
+    assert all(docs.values())
+
+
+def test_a_shared_option_has_its_one_description_unless_the_task_words_its_own() -> None:
+    for name in ("pubmedqa", "mirage/medqa", "lfqa/liveqa"):
+        docs = option_docs(task_registry.get(name))
+        for option in set(docs) & set(OPTION_DOCS):
+            assert docs[option] == plain(OPTION_DOCS[option].replace("\n", " ")), (name, option)
+    caremedeval = option_docs(task_registry.get("caremedeval"))
+    assert caremedeval["unparsed"].startswith("zero grades an unparsed reply as the empty answer")
+    assert caremedeval["answer_format"].endswith("the lenient reading is scored beside it).")
+
+
+def test_every_passed_on_option_is_an_option_of_mcq_task_with_a_description() -> None:
+    parameters = inspect.signature(mcq_task).parameters
+    assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in MCQ_OPTIONS)
+    assert set(MCQ_OPTIONS) <= set(OPTION_DOCS)
+
+
+def test_each_option_given_or_defaulted_reaches_the_workflow_and_scorer() -> None:
+    given = create_task(
+        "pubmedqa", strategy="direct", answer_from="logprobs", thinking=True, system_prompt="Be brief.", unparsed="skip"
+    )
+    workflow: Any = given.workflow
+    assert (workflow.name, workflow.answer_from, workflow.thinking) == ("direct", "logprobs", True)
+    scorer: Any = given.scorers[0]
+    assert workflow.system_prompt == "Be brief." and scorer.unparsed == "skip"
+    assert create_task("medthink").workflow.name == "cot"  # the factory's default, not mcq_task's
+    strict: Any = create_task("caremedeval", context="none", overflow="error", answer_format="strict").workflow
+    assert (strict.overflow, strict.strict, strict.multi_answer) == ("error", True, True)
+
+
+def test_a_factory_called_directly_takes_its_options_by_position_too() -> None:
+    built = pubmedqa("question-only", "cot")
+    assert built.workflow.name == "cot" and all(not s.documents for s in built.dataset)
+    assert built.metadata["setting"] == "question-only" and built.metadata["size"] == 500
+
+
+def test_document_options_writes_the_shared_entries_in_parameter_order() -> None:
+    def factory(strategy: Strategy = "direct", size: int = 1, max_tokens: int = 9) -> None:
+        """Summary.
+
+        Args:
+            size: how many,
+                at most.
+        """
+
+    doc = inspect.getdoc(document_options(factory)) or ""
+    assert doc.startswith("Summary.\n\nArgs:\n    strategy: prompting strategy:")
+    assert "    size: how many,\n        at most.\n    max_tokens: answer length budget." in doc
+
+    def undocumented(strategy: Strategy = "direct") -> None:
+        """Summary only."""
+
+    assert option_docs(document_options(undocumented)) == {"strategy": "prompting strategy: direct, cot or cot-refine."}
+
+
+def test_document_options_refuses_a_section_after_args() -> None:
+    def factory(strategy: Strategy = "direct") -> None:
+        """Summary.
+
+        Args:
+            strategy: how.
+
+        Returns:
+            nothing.
+        """
+
+    with pytest.raises(ValueError, match="'Args:' must be the last section"):
+        document_options(factory)
