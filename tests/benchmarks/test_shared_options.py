@@ -69,6 +69,7 @@ def test_a_factory_called_directly_takes_its_options_by_position_too() -> None:
     built = pubmedqa("question-only", "cot")
     assert built.workflow.name == "cot" and all(not s.documents for s in built.dataset)
     assert built.metadata["setting"] == "question-only" and built.metadata["size"] == 500
+    assert inspect.signature(pubmedqa).return_annotation == "Task"
 
 
 def test_document_options_writes_the_shared_entries_in_parameter_order() -> None:

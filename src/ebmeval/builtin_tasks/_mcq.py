@@ -104,9 +104,9 @@ def mcq_factory(build: Callable[Options, MCQData]) -> Callable[Options, Task]:
 
     @functools.wraps(build)
     def factory(*args: Options.args, **kwargs: Options.kwargs) -> Task:
+        data = build(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        data = build(*args, **kwargs)
         return mcq_task(
             data.name,
             data.dataset,
@@ -117,4 +117,6 @@ def mcq_factory(build: Callable[Options, MCQData]) -> Callable[Options, Task]:
             **{name: bound.arguments[name] for name in options},
         )
 
+    # what help() shows: build's parameters, and the Task the factory returns
+    factory.__signature__ = signature.replace(return_annotation="Task")  # type: ignore[attr-defined]
     return document_options(factory)
