@@ -8,6 +8,7 @@ printed; Figures 3 and 4 are plots, of which the text gives two values (Section 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ...reproduce import (
     Condition,
@@ -72,47 +73,28 @@ BASELINE_ROWS = {
 PAPER_PROMPT = {"language": "fr", "prompt_set": "paper"}
 """The paper's setting: French questions, the physician-role prompt in French (Section 4.2)."""
 
+
+def _context(context: str, about: str) -> Condition:
+    """The paper's zero-shot setting with ``context`` as the article (``full``, ``abstract`` or ``none``)."""
+    return Condition(context, "caremedeval", {**PAPER_PROMPT, "context": context}, about=about)
+
+
+def _reasoning(name: str, about: str, *, effort: str | None = None, **task_args: Any) -> Condition:
+    """A Table 5 setting, run only when named: the full article with ``task_args`` added, at reasoning ``effort``."""
+    generate = {"reasoning_effort": effort} if effort else {}
+    full = {**PAPER_PROMPT, "context": "full", **task_args}
+    return Condition(name, "caremedeval", full, generate=generate, about=about, default=False)
+
+
 CONDITIONS = (
-    Condition("full", "caremedeval", {**PAPER_PROMPT, "context": "full"}, about="full article (Table 4, Figures 3-4)"),
-    Condition("abstract", "caremedeval", {**PAPER_PROMPT, "context": "abstract"}, about="abstract only (Figure 3)"),
-    Condition("none", "caremedeval", {**PAPER_PROMPT, "context": "none"}, about="no article (Figure 3)"),
-    Condition(
-        "no-thinking",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "thinking": False},
-        about="hybrid thinking models with thinking off (/no_think): Table 5, w/o",
-        default=False,
-    ),
-    Condition(
-        "thinking",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "thinking": True},
-        about="hybrid thinking models with thinking on (/think): Table 5, with",
-        default=False,
-    ),
-    Condition(
-        "cot",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "strategy": "cot"},
-        about="reasoning asked for in the prompt (GPT-4.1): Table 5, with",
-        default=False,
-    ),
-    Condition(
-        "effort-low",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full"},
-        generate={"reasoning_effort": "low"},
-        about="reasoning models at low effort (GPT-OSS): Table 5, low",
-        default=False,
-    ),
-    Condition(
-        "effort-high",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full"},
-        generate={"reasoning_effort": "high"},
-        about="reasoning models at high effort (GPT-OSS): Table 5, high",
-        default=False,
-    ),
+    _context("full", "full article (Table 4, Figures 3-4)"),
+    _context("abstract", "abstract only (Figure 3)"),
+    _context("none", "no article (Figure 3)"),
+    _reasoning("no-thinking", "hybrid thinking models with thinking off (/no_think): Table 5, w/o", thinking=False),
+    _reasoning("thinking", "hybrid thinking models with thinking on (/think): Table 5, with", thinking=True),
+    _reasoning("cot", "reasoning asked for in the prompt (GPT-4.1): Table 5, with", strategy="cot"),
+    _reasoning("effort-low", "reasoning models at low effort (GPT-OSS): Table 5, low", effort="low"),
+    _reasoning("effort-high", "reasoning models at high effort (GPT-OSS): Table 5, high", effort="high"),
 )
 
 SETTINGS = {

@@ -77,13 +77,25 @@ PAPER_SETTINGS = {"source": "medmeta", "prompts": "medmeta-paper", "text_metrics
 JUDGE = ("judge/rubric-0-5", "rubric")
 """The judge scorer and its metric, read by every table."""
 
+
+def _synthesis(
+    name: str,
+    workflow: str,
+    about: str,
+    *,
+    inputs: tuple[str, ...] = (),
+    requires: tuple[str, ...] = (),
+    **task_args: Any,
+) -> Condition:
+    """Task ``synthesis`` in ``workflow`` on the public items, under the paper's prompts and judge."""
+    settings = {**PAPER_SETTINGS, "workflow": workflow, **task_args}
+    return Condition(name, "synthesis", settings, about=about, inputs=inputs, requires=requires)
+
+
 CONDITIONS = (
-    Condition("P-ZS", "synthesis", {**PAPER_SETTINGS, "workflow": "parametric-zero-shot"}, about="title only"),
-    Condition(
-        "P-CoT",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "parametric-cot"},
-        about="plan 5 sub-questions, answer, synthesise, evaluate, refine (evaluator role)",
+    _synthesis("P-ZS", "parametric-zero-shot", "title only"),
+    _synthesis(
+        "P-CoT", "parametric-cot", "plan 5 sub-questions, answer, synthesise, evaluate, refine (evaluator role)"
     ),
 )
 
@@ -99,37 +111,19 @@ OPTIONS = {
     ),
 }
 
+GOLD = ("abstracts",)
+"""What the gold-abstract workflows read and require."""
+
 EVIDENCE = (
-    Condition(
-        "G-RAG",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "golden-rag"},
-        about="every gold abstract",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
-    Condition(
-        "N-RAG",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "negated-rag"},
-        about="gold abstracts, findings negated",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
-    Condition(
-        "feasibility",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "feasibility"},
-        about="3 ratings at T 0.5",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
+    _synthesis("G-RAG", "golden-rag", "every gold abstract", inputs=GOLD, requires=GOLD),
+    _synthesis("N-RAG", "negated-rag", "gold abstracts, findings negated", inputs=GOLD, requires=GOLD),
+    _synthesis("feasibility", "feasibility", "3 ratings at T 0.5", inputs=GOLD, requires=GOLD),
     *(
-        Condition(
+        _synthesis(
             f"K{k}-RAG",
-            "synthesis",
-            {**PAPER_SETTINGS, "workflow": "standard-rag", "k": k},
-            about=f"S-RAG over the index, {k} per query",
+            "standard-rag",
+            f"S-RAG over the index, {k} per query",
+            k=k,
             inputs=("abstracts", "retrieval", "reranker"),
             requires=("retrieval",),
         )
