@@ -21,6 +21,7 @@ from ...reproduce import (
     comparison_table,
     register_preset,
 )
+from ...reproduce._tables import setting_row, unreproduced
 
 PAPER = (
     "Bonzi, Guiggi, Béchet, Ramisch and Favre (2025), CareMedEval dataset: Evaluating Critical Appraisal "
@@ -127,10 +128,8 @@ def table_4(reproduction: Reproduction) -> TracedTable:
 def table_5(reproduction: Reproduction) -> TracedTable:
     """Table 5, one row per model and setting: without and with reasoning (low and high effort)."""
     entries = [entry for model in reproduction.models for entry in _settings(reproduction, model)]
-    reproduced = {entry.row.rsplit(" (", 1)[0] for entry in entries}
-    for row, settings in TABLE_5.items():
-        if row not in reproduced:
-            entries += [Entry(None, f"{row} ({s})", (), _by_header(v)) for s, v in settings.items()]
+    published = {row: {setting: _by_header(v) for setting, v in settings.items()} for row, settings in TABLE_5.items()}
+    entries += unreproduced(published, {entry.row for entry in entries})
     table = comparison_table(reproduction, "Reasoning", list(METRICS), entries, source="Table 5")
     table.table.notes.append(
         "conditions: no-thinking → thinking (Qwen3), effort-low → effort-high (GPT-OSS), full → cot (GPT-4.1); "
@@ -144,7 +143,7 @@ def _settings(reproduction: Reproduction, model: str) -> list[Entry]:
     row = reproduction.row(model, TABLE_5)
     if row is not None:
         return [
-            Entry(model, f"{row} ({setting})", _measures(condition), _by_header(TABLE_5[row][setting]), condition)
+            Entry(model, setting_row(row, setting), _measures(condition), _by_header(TABLE_5[row][setting]), condition)
             for setting, condition in SETTINGS[row]
         ]
     pairs = [pair for pair in sorted(PAIRS) if _ran(reproduction, model, pair)]

@@ -25,6 +25,7 @@ from ...reproduce import (
     comparison,
     register_preset,
 )
+from ...reproduce._tables import paper_columns, with_paper
 from ...store import RunStore
 from ...tables import Column, Table
 
@@ -158,20 +159,14 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     Read from the labels file of the first model run with ``labels=FILE`` (two or more annotators).
     """
     stats = ("% agreement", "Gwet AC1", "Fleiss κ")
-    columns: list[Column | str] = ["category"]
-    for stat in stats:
-        columns += [
-            Column(stat, "number", fmt="{:.3f}"),
-            Column(f"{stat} paper", "number", fmt="{:.2f}"),
-            Column(f"{stat} Δ", "number", fmt="{:+.3f}"),
-        ]
+    columns: list[Column | str] = ["category", *(column for stat in stats for column in paper_columns(stat))]
     table = Table("Agreement with the main annotator (Table 1, transposed)", columns)
     cells: list[CellTrace] = []
     found = _labelled_run(reproduction)
     labels = read_human_labels(found[2]) if found else None
     if found is None or labels is None or len(labels.annotators) < 2:
         for category, paper in TABLE_1.items():
-            table.add(category, *[v for p in paper for v in (None, p, None)])
+            table.add(category, *[v for p in paper for v in with_paper(None, p)])
         table.notes.append("ours: needs --preset-arg labels=FILE with two or more annotators (annotator=MAIN)")
         return TracedTable(table, cells)
     model, run_id, path, main = found
@@ -181,11 +176,11 @@ def table_1(reproduction: Reproduction) -> TracedTable:
         row: list[float | None] = []
         got = ours[category]
         for stat, value, published in zip(stats, (got.percent, got.ac1, got.fleiss), paper, strict=True):
-            difference = None if value is None else value - published
-            row += [value, published, difference]
+            beside = with_paper(value, published)
+            row += beside
             cells.append(
                 CellTrace(
-                    row=category, column=stat, value=value, published=published, difference=difference,
+                    row=category, column=stat, value=value, published=published, difference=beside[2],
                     model=model, condition=SUMMARIES.name, run_id=run_id, score_set="", scorer=f"labels:{path}",
                     metric=stat, group=category, n=got.n, missing=0,
                 )

@@ -28,6 +28,7 @@ from ...reproduce import (
     comparison,
     register_preset,
 )
+from ...reproduce._tables import difference, paper_columns, with_paper
 from ...store import RunStore
 from ...tables import Column, Table
 
@@ -201,8 +202,7 @@ def _no_study(title: str, source: str) -> TracedTable:
 
 def _cell(row: str, column: str, value: float | None, paper: float | None, model: str, condition: str,
           run_id: str, score_set: str, n: int) -> CellTrace:  # fmt: skip
-    difference = None if value is None or paper is None else value - paper
-    return CellTrace(row, column, value, paper, difference, model, condition, run_id, score_set, JUDGE[0],
+    return CellTrace(row, column, value, paper, difference(value, paper), model, condition, run_id, score_set, JUDGE[0],
                      JUDGE[1], None, n, 0)  # fmt: skip
 
 
@@ -213,9 +213,7 @@ def table_3(reproduction: Reproduction) -> TracedTable:
         return _no_study("Human-LLM-judge alignment", "Table 3")
     human, judged, keys, score_sets = _scores(reproduction, study)
     columns: list[Column | str] = ["model", "paper row", "workflow", Column("n", "number")]
-    for name in ("Pearson r", "mean bias"):
-        columns += [Column(name, "number", fmt="{:.3f}"), Column(f"{name} paper", "number", fmt="{:.2f}"),
-                    Column(f"{name} Δ", "number", fmt="{:+.3f}")]  # fmt: skip
+    columns += [*paper_columns("Pearson r"), *paper_columns("mean bias")]
     columns += ["95% LoA", "95% LoA paper"]
     table = Table(f"Human-LLM-judge alignment, study {study} (Table 3)", columns)
     cells: list[CellTrace] = []
@@ -233,8 +231,8 @@ def table_3(reproduction: Reproduction) -> TracedTable:
             _cell(row or model, "Pearson r", r, paper and paper[0], model, condition, run_id, where, a.n_pairs),
             _cell(row or model, "mean bias", bias, paper and paper[1], model, condition, run_id, where, a.n_pairs),
         ]
-        table.add(model, row, condition, a.n_pairs, *_with_paper(r, paper and paper[0]),
-                  *_with_paper(bias, paper and paper[1]), _loa(a), _paper_loa(paper))  # fmt: skip
+        table.add(model, row, condition, a.n_pairs, *with_paper(r, paper and paper[0]),
+                  *with_paper(bias, paper and paper[1]), _loa(a), _paper_loa(paper))  # fmt: skip
     for (row, condition), paper in TABLE_3.items():
         if (row, condition) not in reproduced:
             table.add("", row, condition, None, None, paper[0], None, None, paper[1], None, "", _paper_loa(paper))
@@ -250,10 +248,6 @@ def table_3(reproduction: Reproduction) -> TracedTable:
 
 def _r_bias(a: Agreement) -> tuple[float | None, float | None]:
     return (a.pearson or {}).get("value"), (a.bland_altman or {}).get("bias")
-
-
-def _with_paper(value: float | None, paper: float | None) -> tuple[float | None, float | None, float | None]:
-    return value, paper, None if value is None or paper is None else value - paper
 
 
 def _loa(a: Agreement) -> str:
