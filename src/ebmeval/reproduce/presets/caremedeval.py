@@ -31,11 +31,16 @@ PAPER = (
 METRICS = {"EMR": "exact_match", "F1": "f1", "Hamming": "hamming", "LCA": "lca"}
 """The papers' column headers → the ``multi_answer`` metrics."""
 
+BASELINES = {
+    "baseline/random": ("Random (1-3 options)", (0.03, 0.39, 0.29, 0.16)),
+    "baseline/first-option": ("Only first-option", (0.00, 0.20, 0.11, 0.00)),
+    "baseline/most-frequent-2": ("Most 2 frequent answers", (0.03, 0.45, 0.33, 0.18)),
+    "baseline/most-frequent-3": ("Most 3 frequent answers", (0.03, 0.55, 0.42, 0.20)),
+}
+"""Table 4's baseline rows, by the baseline model that reproduces each: the row and its values, as printed."""
+
 TABLE_4 = {
-    "Random (1-3 options)": (0.03, 0.39, 0.29, 0.16),
-    "Only first-option": (0.00, 0.20, 0.11, 0.00),
-    "Most 2 frequent answers": (0.03, 0.45, 0.33, 0.18),
-    "Most 3 frequent answers": (0.03, 0.55, 0.42, 0.20),
+    **dict(BASELINES.values()),
     "GPT4.1": (0.49, 0.84, 0.78, 0.68),
     "GPT4o-mini": (0.25, 0.75, 0.65, 0.50),
     "Qwen2.5-3B-Instruct": (0.10, 0.59, 0.46, 0.31),
@@ -64,12 +69,7 @@ Table 4 prints 0.37 for Qwen3-32B)."""
 LABELS = ("design", "statistics", "methodology", "limitations", "applicability")
 """Figure 4's columns: the question labels of the paper's Table 1."""
 
-BASELINE_ROWS = {
-    "baseline/random": "Random (1-3 options)",
-    "baseline/first-option": "Only first-option",
-    "baseline/most-frequent-2": "Most 2 frequent answers",
-    "baseline/most-frequent-3": "Most 3 frequent answers",
-}
+BASELINE_ROWS = {spec: row for spec, (row, _values) in BASELINES.items()}
 
 PAPER_PROMPT = {"language": "fr", "prompt_set": "paper"}
 """The paper's setting: French questions, the physician-role prompt in French (Section 4.2)."""
