@@ -26,7 +26,6 @@ from ...reproduce import (
     register_preset,
 )
 from ...reproduce._tables import paper_columns, with_paper
-from ...store import RunStore
 from ...tables import Column, Table
 
 PAPER = (
@@ -139,8 +138,7 @@ def table_5(reproduction: Reproduction) -> TracedTable:
 
 def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | None] | None:
     """(model, run id, labels file, main annotator) of the first model whose run was given labels."""
-    store = RunStore(reproduction.store, read_only=True)
-    try:
+    with reproduction.read_store() as store:
         for model in reproduction.models:
             found = reproduction.runs.get((SUMMARIES.name, model))
             if found is None:
@@ -148,8 +146,6 @@ def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | Non
             args = store.get_run(found.run_id).config.get("task_args", {})
             if args.get("labels"):
                 return model, found.run_id, Path(args["labels"]), args.get("annotator")
-    finally:
-        store.close()
     return None
 
 

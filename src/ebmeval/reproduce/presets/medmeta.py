@@ -29,7 +29,6 @@ from ...reproduce import (
     register_preset,
 )
 from ...reproduce._tables import difference, paper_columns, with_paper
-from ...store import RunStore
 from ...tables import Column, Table
 
 PAPER = (
@@ -168,8 +167,7 @@ def _scores(
     judged: dict[Key, float] = {}
     keys: dict[tuple[str, str], list[Key]] = {}
     score_sets: dict[str, str] = {}
-    store = RunStore(reproduction.store, read_only=True)
-    try:
+    with reproduction.read_store() as store:
         rows = store.human_scores(study, "score")
         for (condition, model), run in reproduction.runs.items():
             mine = [r for r in rows if r[0] == run.run_id and (run.samples is None or r[1] in run.samples)]
@@ -181,8 +179,6 @@ def _scores(
                 if (graded := score.values.get(JUDGE[1])) is not None:
                     judged[(run.run_id, sample, epoch)] = float(graded)
                     score_sets.setdefault(run.run_id, label)
-    finally:
-        store.close()
     return human, judged, keys, score_sets
 
 
