@@ -18,6 +18,8 @@ app = typer.Typer(
 )
 
 StoreOption = Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")]
+OptionalStoreOption = Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")]
+"""``--store`` where no value means another default (the command group's store, the config's)."""
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")]
 QuietOption = Annotated[bool, typer.Option("--quiet", help="Show no progress bar (stderr).")]
 
@@ -34,12 +36,16 @@ TaskArgOption = Annotated[list[str] | None, typer.Option("--task-arg", help="Tas
 ConcurrencyOption = Annotated[int | None, typer.Option(help="Samples in flight at once.")]
 LimitOption = Annotated[int | None, typer.Option(help="Answer only N samples (a fixed pseudo-random subset).")]
 SeedOption = Annotated[int | None, typer.Option(help="Seed of every random choice.")]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")]
+TaskArgument = Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")]
 
 __all__ = [
     "ConcurrencyOption",
     "JsonOption",
     "LimitOption",
     "ModelArgOption",
+    "NoCacheOption",
+    "OptionalStoreOption",
     "QuietOption",
     "RoleArgOption",
     "RoleOption",
@@ -47,6 +53,7 @@ __all__ = [
     "SeedOption",
     "StoreOption",
     "TaskArgOption",
+    "TaskArgument",
     "app",
     "console",
     "key_values",

@@ -11,6 +11,7 @@ from .._util.defaults import DEFAULT_STORE
 from ._common import (
     ConcurrencyOption,
     ModelArgOption,
+    OptionalStoreOption,
     QuietOption,
     RoleArgOption,
     TaskArgOption,
@@ -26,11 +27,9 @@ factuality_app = typer.Typer(
     no_args_is_help=True,
 )
 
-GroupStore = Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")]
-
 
 @factuality_app.callback()
-def factuality(ctx: typer.Context, store: GroupStore = None) -> None:
+def factuality(ctx: typer.Context, store: OptionalStoreOption = None) -> None:
     """Factuality analysis: run a factuality task, validate a judge against gold labels, analyse judged summaries."""
     ctx.obj = store
 
@@ -85,7 +84,7 @@ def run_task(
     role_arg: RoleArgOption = None,
     limit: Annotated[int | None, typer.Option(help="Judge only N samples.")] = None,
     concurrency: ConcurrencyOption = None,
-    store: GroupStore = None,
+    store: OptionalStoreOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Run a factuality task (or judge summaries generated elsewhere) and print the run id; re-running resumes."""
@@ -118,7 +117,7 @@ def validate(
         str, typer.Option("--run", help="A labelling run (factuality/m3-claims or evidence-inference), id or prefix.")
     ],
     label: Annotated[str | None, typer.Option(help="Row label (default: the run id).")] = None,
-    store: GroupStore = None,
+    store: OptionalStoreOption = None,
 ) -> None:
     """Accuracy and agreement of a labelling run's judge against the gold labels."""
     from .._util.errors import UsageError
@@ -191,7 +190,7 @@ def analyze(
     plot: Annotated[Path | None, typer.Option(help="Write the ROUGE-1 box plots (PNG) here.")] = None,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Also write the Markdown here.")] = None,
-    store: GroupStore = None,
+    store: OptionalStoreOption = None,
 ) -> None:
     """The full factuality report of a judged run, or of human labels of summaries in files."""
     from .._util.errors import UsageError

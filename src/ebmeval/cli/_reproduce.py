@@ -17,6 +17,7 @@ from ._common import (
     RoleOption,
     ScorerArgOption,
     SeedOption,
+    StoreOption,
     app,
     console,
     key_values,
@@ -54,7 +55,7 @@ def reproduce(
     limit: LimitOption = None,
     seed: SeedOption = None,
     concurrency: ConcurrencyOption = None,
-    store: Annotated[str, typer.Option("--store", help="Path of the SQLite run store.")] = DEFAULT_STORE,
+    store: StoreOption = DEFAULT_STORE,
     fmt: Annotated[str, typer.Option("--format", help="terminal, markdown, latex or csv.")] = "terminal",
     as_json: JsonOption = False,
 ) -> None:

@@ -15,6 +15,8 @@ from ._common import (
     JsonOption,
     LimitOption,
     ModelArgOption,
+    NoCacheOption,
+    OptionalStoreOption,
     QuietOption,
     RoleArgOption,
     RoleOption,
@@ -22,6 +24,7 @@ from ._common import (
     SeedOption,
     StoreOption,
     TaskArgOption,
+    TaskArgument,
     app,
     console,
     key_values,
@@ -70,8 +73,8 @@ def run(
     repetition_penalty: Annotated[
         float | None, typer.Option(help="Penalty on repeated tokens (1 is none); refused by servers without one.")
     ] = None,
-    store: Annotated[str | None, typer.Option("--store", help="Path of the SQLite run store.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    store: OptionalStoreOption = None,
+    no_cache: NoCacheOption = False,
     by: Annotated[str | None, typer.Option(help="Also break metrics down by this sample metadata key.")] = None,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
@@ -217,7 +220,7 @@ def rescore(
     role: Annotated[list[str] | None, typer.Option("--role", help="Model for a role, ROLE=SPEC (judge=local).")] = None,
     role_arg: RoleArgOption = None,
     concurrency: Annotated[int, typer.Option(help="Samples scored at once.")] = 4,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not reuse cached model responses.")] = False,
+    no_cache: NoCacheOption = False,
     store: StoreOption = DEFAULT_STORE,
     as_json: JsonOption = False,
     quiet: QuietOption = False,
@@ -279,7 +282,7 @@ def _scorer_options(scorers: list[str], items: list[str] | None) -> dict[str, di
 
 @app.command()
 def score(
-    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    task: TaskArgument,
     predictions: Annotated[Path, typer.Option(help="JSONL lines with the question `id` and `output` or `answer`.")],
     task_arg: TaskArgOption = None,
     scorer_arg: ScorerArgOption = None,
@@ -344,7 +347,7 @@ def show_prompt(
 
 @app.command()
 def describe(
-    task: Annotated[str, typer.Argument(help="Task name (see `ebmeval list tasks`).")],
+    task: TaskArgument,
     task_arg: Annotated[
         list[str] | None, typer.Option("--task-arg", help="Task option KEY=VALUE, for the calls it makes.")
     ] = None,

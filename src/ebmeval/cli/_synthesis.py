@@ -10,9 +10,13 @@ from typing import Annotated
 import typer
 
 from .._util.defaults import DEFAULT_STORE
-from ._common import StoreOption
+from ._common import JsonOption, StoreOption
 
 synthesis_app = typer.Typer(help="Meta-analysis conclusion synthesis: tables and artifacts.", no_args_is_help=True)
+
+NegationStoreOption = Annotated[
+    str | None, typer.Option(help="Negation store (default: negations.sqlite beside the response cache).")
+]
 
 
 def _existing(path: str | Path, what: str) -> Path:
@@ -36,7 +40,7 @@ def table(
         typer.Option(help="Metric of the paired workflow and model contrasts (default: panel if scored, else rubric)."),
     ] = None,
     store: StoreOption = DEFAULT_STORE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON on stdout.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
     from .._util.errors import ConfigError
@@ -132,9 +136,7 @@ def table(
 @synthesis_app.command("negations")
 def negations(
     out: Annotated[Path, typer.Argument(help="JSONL file to write.")],
-    negation_store: Annotated[
-        str | None, typer.Option(help="Negation store (default: negations.sqlite beside the response cache).")
-    ] = None,
+    negation_store: NegationStoreOption = None,
     negator: Annotated[str | None, typer.Option(help="Only negations by this model name.")] = None,
 ) -> None:
     """Export the negated abstracts (original, negation, negating model, prompt) as JSONL."""
@@ -147,9 +149,7 @@ def negations(
 
 @synthesis_app.command("redo-negations")
 def redo_negations(
-    negation_store: Annotated[
-        str | None, typer.Option(help="Negation store (default: negations.sqlite beside the response cache).")
-    ] = None,
+    negation_store: NegationStoreOption = None,
     unchecked: Annotated[
         bool, typer.Option("--unchecked", help="Also redo negations whose check reply was neither yes nor no.")
     ] = False,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,9 +64,18 @@ class Reproduction:
             return None
         key = (condition, model, by)
         if key not in self._summaries:
-            store = RunStore(self.store, read_only=True)
-            self._summaries[key] = summarize(store, found.run_id, by=by, samples=found.samples)
+            with self.read_store() as store:
+                self._summaries[key] = summarize(store, found.run_id, by=by, samples=found.samples)
         return self._summaries[key]
+
+    @contextmanager
+    def read_store(self) -> Iterator[RunStore]:
+        """The run store, opened read-only and closed on leaving (for table builders that read runs themselves)."""
+        store = RunStore(self.store, read_only=True)
+        try:
+            yield store
+        finally:
+            store.close()
 
     def row(self, model: str, paper_rows: Iterable[str] = ()) -> str | None:
         """The paper's row that ``model`` reproduces: the one given for it, else the one of ``paper_rows`` named alike.

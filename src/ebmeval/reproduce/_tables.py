@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -141,17 +141,12 @@ def comparison_table(
     settings = any(entry.setting is not None for entry in entries)
     columns: list[Column | str] = ["model", "paper row", *(["setting"] if settings else [])]
     for header in headers:
-        columns.append(Column(header, "number", fmt=f"{{:.{decimals + 1}f}}"))
-        if printed:
-            columns += [
-                Column(f"{header} paper", "number", fmt=f"{{:.{decimals}f}}"),
-                Column(f"{header} Δ", "number", fmt=f"{{:+.{decimals + 1}f}}"),
-            ]
+        columns += paper_columns(header, decimals)[: 3 if printed else 1]
     table = Table(f"{title} ({source})", columns)
     cells: list[CellTrace] = []
     for entry in entries:
         by_header = {m.header: m for m in entry.measures}
-        values: list[float | None] = []
+        values: tuple[float | None, ...] = ()
         for header in headers:
             paper = entry.published.get(header)
             measure = by_header.get(header)
@@ -161,7 +156,7 @@ def comparison_table(
             if trace is not None:
                 cells.append(trace)
             value = trace.value if trace else None
-            values += [value, paper, _difference(value, paper)] if printed else [value]
+            values += with_paper(value, paper) if printed else (value,)
         first = [entry.model or "", entry.row, *([entry.setting or ""] if settings else [])]
         table.add(*first, *values)
     table.notes += _run_notes(cells) + _summary_notes(reproduction, cells)
@@ -171,6 +166,24 @@ def comparison_table(
         else f"{source} prints no values: our values only"
     )
     return TracedTable(table, cells)
+
+
+def setting_row(row: str, setting: str) -> str:
+    """The label of a paper row shown under one of its settings (a model with and without RAG …)."""
+    return f"{row} ({setting})"
+
+
+def unreproduced(published: Mapping[str, Mapping[str, Mapping[str, float]]], shown: Collection[str]) -> list[Entry]:
+    """An entry of published values only for each paper row → setting → header → value not among ``shown``.
+
+    Each is labelled by :func:`setting_row`; ``shown`` holds the labels of the rows a model reproduced.
+    """
+    return [
+        Entry(None, setting_row(row, setting), (), values)
+        for row, settings in published.items()
+        for setting, values in settings.items()
+        if setting_row(row, setting) not in shown
+    ]
 
 
 def _trace(
@@ -187,7 +200,7 @@ def _trace(
         column=measure.header,
         value=value,
         published=published,
-        difference=_difference(value, published),
+        difference=difference(value, published),
         model=model,
         condition=measure.condition,
         run_id=summary.run.run_id,
@@ -216,7 +229,22 @@ def _score_set(summary: RunSummary, label: str) -> str:
     return next((s.id for s in summary.score_sets if s.label == label), "")
 
 
-def _difference(ours: float | None, paper: float | None) -> float | None:
+def paper_columns(header: str, decimals: int = 2) -> list[Column]:
+    """The three columns of a value beside the paper's: ours (one decimal more), ``paper`` and ``Δ``."""
+    return [
+        Column(header, "number", fmt=f"{{:.{decimals + 1}f}}"),
+        Column(f"{header} paper", "number", fmt=f"{{:.{decimals}f}}"),
+        Column(f"{header} Δ", "number", fmt=f"{{:+.{decimals + 1}f}}"),
+    ]
+
+
+def with_paper(ours: float | None, paper: float | None) -> tuple[float | None, float | None, float | None]:
+    """The cells under :func:`paper_columns`: our value, the paper's and ours minus it (``None`` without both)."""
+    return ours, paper, difference(ours, paper)
+
+
+def difference(ours: float | None, paper: float | None) -> float | None:
+    """Ours minus the paper's value, ``None`` unless both are known."""
     return None if ours is None or paper is None else ours - paper
 
 

@@ -8,6 +8,7 @@ printed; Figures 3 and 4 are plots, of which the text gives two values (Section 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ...reproduce import (
     Condition,
@@ -20,6 +21,7 @@ from ...reproduce import (
     comparison_table,
     register_preset,
 )
+from ...reproduce._tables import setting_row, unreproduced
 
 PAPER = (
     "Bonzi, Guiggi, Béchet, Ramisch and Favre (2025), CareMedEval dataset: Evaluating Critical Appraisal "
@@ -29,11 +31,16 @@ PAPER = (
 METRICS = {"EMR": "exact_match", "F1": "f1", "Hamming": "hamming", "LCA": "lca"}
 """The papers' column headers → the ``multi_answer`` metrics."""
 
+BASELINES = {
+    "baseline/random": ("Random (1-3 options)", (0.03, 0.39, 0.29, 0.16)),
+    "baseline/first-option": ("Only first-option", (0.00, 0.20, 0.11, 0.00)),
+    "baseline/most-frequent-2": ("Most 2 frequent answers", (0.03, 0.45, 0.33, 0.18)),
+    "baseline/most-frequent-3": ("Most 3 frequent answers", (0.03, 0.55, 0.42, 0.20)),
+}
+"""Table 4's baseline rows, by the baseline model that reproduces each: the row and its values, as printed."""
+
 TABLE_4 = {
-    "Random (1-3 options)": (0.03, 0.39, 0.29, 0.16),
-    "Only first-option": (0.00, 0.20, 0.11, 0.00),
-    "Most 2 frequent answers": (0.03, 0.45, 0.33, 0.18),
-    "Most 3 frequent answers": (0.03, 0.55, 0.42, 0.20),
+    **dict(BASELINES.values()),
     "GPT4.1": (0.49, 0.84, 0.78, 0.68),
     "GPT4o-mini": (0.25, 0.75, 0.65, 0.50),
     "Qwen2.5-3B-Instruct": (0.10, 0.59, 0.46, 0.31),
@@ -62,57 +69,33 @@ Table 4 prints 0.37 for Qwen3-32B)."""
 LABELS = ("design", "statistics", "methodology", "limitations", "applicability")
 """Figure 4's columns: the question labels of the paper's Table 1."""
 
-BASELINE_ROWS = {
-    "baseline/random": "Random (1-3 options)",
-    "baseline/first-option": "Only first-option",
-    "baseline/most-frequent-2": "Most 2 frequent answers",
-    "baseline/most-frequent-3": "Most 3 frequent answers",
-}
+BASELINE_ROWS = {spec: row for spec, (row, _values) in BASELINES.items()}
 
 PAPER_PROMPT = {"language": "fr", "prompt_set": "paper"}
 """The paper's setting: French questions, the physician-role prompt in French (Section 4.2)."""
 
+
+def _context(context: str, about: str) -> Condition:
+    """The paper's zero-shot setting with ``context`` as the article (``full``, ``abstract`` or ``none``)."""
+    return Condition(context, "caremedeval", {**PAPER_PROMPT, "context": context}, about=about)
+
+
+def _reasoning(name: str, about: str, *, effort: str | None = None, **task_args: Any) -> Condition:
+    """A Table 5 setting, run only when named: the full article with ``task_args`` added, at reasoning ``effort``."""
+    generate = {"reasoning_effort": effort} if effort else {}
+    full = {**PAPER_PROMPT, "context": "full", **task_args}
+    return Condition(name, "caremedeval", full, generate=generate, about=about, default=False)
+
+
 CONDITIONS = (
-    Condition("full", "caremedeval", {**PAPER_PROMPT, "context": "full"}, about="full article (Table 4, Figures 3-4)"),
-    Condition("abstract", "caremedeval", {**PAPER_PROMPT, "context": "abstract"}, about="abstract only (Figure 3)"),
-    Condition("none", "caremedeval", {**PAPER_PROMPT, "context": "none"}, about="no article (Figure 3)"),
-    Condition(
-        "no-thinking",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "thinking": False},
-        about="hybrid thinking models with thinking off (/no_think): Table 5, w/o",
-        default=False,
-    ),
-    Condition(
-        "thinking",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "thinking": True},
-        about="hybrid thinking models with thinking on (/think): Table 5, with",
-        default=False,
-    ),
-    Condition(
-        "cot",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full", "strategy": "cot"},
-        about="reasoning asked for in the prompt (GPT-4.1): Table 5, with",
-        default=False,
-    ),
-    Condition(
-        "effort-low",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full"},
-        generate={"reasoning_effort": "low"},
-        about="reasoning models at low effort (GPT-OSS): Table 5, low",
-        default=False,
-    ),
-    Condition(
-        "effort-high",
-        "caremedeval",
-        {**PAPER_PROMPT, "context": "full"},
-        generate={"reasoning_effort": "high"},
-        about="reasoning models at high effort (GPT-OSS): Table 5, high",
-        default=False,
-    ),
+    _context("full", "full article (Table 4, Figures 3-4)"),
+    _context("abstract", "abstract only (Figure 3)"),
+    _context("none", "no article (Figure 3)"),
+    _reasoning("no-thinking", "hybrid thinking models with thinking off (/no_think): Table 5, w/o", thinking=False),
+    _reasoning("thinking", "hybrid thinking models with thinking on (/think): Table 5, with", thinking=True),
+    _reasoning("cot", "reasoning asked for in the prompt (GPT-4.1): Table 5, with", strategy="cot"),
+    _reasoning("effort-low", "reasoning models at low effort (GPT-OSS): Table 5, low", effort="low"),
+    _reasoning("effort-high", "reasoning models at high effort (GPT-OSS): Table 5, high", effort="high"),
 )
 
 SETTINGS = {
@@ -145,10 +128,8 @@ def table_4(reproduction: Reproduction) -> TracedTable:
 def table_5(reproduction: Reproduction) -> TracedTable:
     """Table 5, one row per model and setting: without and with reasoning (low and high effort)."""
     entries = [entry for model in reproduction.models for entry in _settings(reproduction, model)]
-    reproduced = {entry.row.rsplit(" (", 1)[0] for entry in entries}
-    for row, settings in TABLE_5.items():
-        if row not in reproduced:
-            entries += [Entry(None, f"{row} ({s})", (), _by_header(v)) for s, v in settings.items()]
+    published = {row: {setting: _by_header(v) for setting, v in settings.items()} for row, settings in TABLE_5.items()}
+    entries += unreproduced(published, {entry.row for entry in entries})
     table = comparison_table(reproduction, "Reasoning", list(METRICS), entries, source="Table 5")
     table.table.notes.append(
         "conditions: no-thinking → thinking (Qwen3), effort-low → effort-high (GPT-OSS), full → cot (GPT-4.1); "
@@ -162,7 +143,7 @@ def _settings(reproduction: Reproduction, model: str) -> list[Entry]:
     row = reproduction.row(model, TABLE_5)
     if row is not None:
         return [
-            Entry(model, f"{row} ({setting})", _measures(condition), _by_header(TABLE_5[row][setting]), condition)
+            Entry(model, setting_row(row, setting), _measures(condition), _by_header(TABLE_5[row][setting]), condition)
             for setting, condition in SETTINGS[row]
         ]
     pairs = [pair for pair in sorted(PAIRS) if _ran(reproduction, model, pair)]

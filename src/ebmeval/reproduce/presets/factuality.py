@@ -25,7 +25,7 @@ from ...reproduce import (
     comparison,
     register_preset,
 )
-from ...store import RunStore
+from ...reproduce._tables import paper_columns, with_paper
 from ...tables import Column, Table
 
 PAPER = (
@@ -138,8 +138,7 @@ def table_5(reproduction: Reproduction) -> TracedTable:
 
 def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | None] | None:
     """(model, run id, labels file, main annotator) of the first model whose run was given labels."""
-    store = RunStore(reproduction.store, read_only=True)
-    try:
+    with reproduction.read_store() as store:
         for model in reproduction.models:
             found = reproduction.runs.get((SUMMARIES.name, model))
             if found is None:
@@ -147,8 +146,6 @@ def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | Non
             args = store.get_run(found.run_id).config.get("task_args", {})
             if args.get("labels"):
                 return model, found.run_id, Path(args["labels"]), args.get("annotator")
-    finally:
-        store.close()
     return None
 
 
@@ -158,20 +155,14 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     Read from the labels file of the first model run with ``labels=FILE`` (two or more annotators).
     """
     stats = ("% agreement", "Gwet AC1", "Fleiss κ")
-    columns: list[Column | str] = ["category"]
-    for stat in stats:
-        columns += [
-            Column(stat, "number", fmt="{:.3f}"),
-            Column(f"{stat} paper", "number", fmt="{:.2f}"),
-            Column(f"{stat} Δ", "number", fmt="{:+.3f}"),
-        ]
+    columns: list[Column | str] = ["category", *(column for stat in stats for column in paper_columns(stat))]
     table = Table("Agreement with the main annotator (Table 1, transposed)", columns)
     cells: list[CellTrace] = []
     found = _labelled_run(reproduction)
     labels = read_human_labels(found[2]) if found else None
     if found is None or labels is None or len(labels.annotators) < 2:
         for category, paper in TABLE_1.items():
-            table.add(category, *[v for p in paper for v in (None, p, None)])
+            table.add(category, *[v for p in paper for v in with_paper(None, p)])
         table.notes.append("ours: needs --preset-arg labels=FILE with two or more annotators (annotator=MAIN)")
         return TracedTable(table, cells)
     model, run_id, path, main = found
@@ -181,11 +172,11 @@ def table_1(reproduction: Reproduction) -> TracedTable:
         row: list[float | None] = []
         got = ours[category]
         for stat, value, published in zip(stats, (got.percent, got.ac1, got.fleiss), paper, strict=True):
-            difference = None if value is None else value - published
-            row += [value, published, difference]
+            beside = with_paper(value, published)
+            row += beside
             cells.append(
                 CellTrace(
-                    row=category, column=stat, value=value, published=published, difference=difference,
+                    row=category, column=stat, value=value, published=published, difference=beside[2],
                     model=model, condition=SUMMARIES.name, run_id=run_id, score_set="", scorer=f"labels:{path}",
                     metric=stat, group=category, n=got.n, missing=0,
                 )

@@ -28,7 +28,7 @@ from ...reproduce import (
     comparison,
     register_preset,
 )
-from ...store import RunStore
+from ...reproduce._tables import difference, paper_columns, with_paper
 from ...tables import Column, Table
 
 PAPER = (
@@ -77,13 +77,25 @@ PAPER_SETTINGS = {"source": "medmeta", "prompts": "medmeta-paper", "text_metrics
 JUDGE = ("judge/rubric-0-5", "rubric")
 """The judge scorer and its metric, read by every table."""
 
+
+def _synthesis(
+    name: str,
+    workflow: str,
+    about: str,
+    *,
+    inputs: tuple[str, ...] = (),
+    requires: tuple[str, ...] = (),
+    **task_args: Any,
+) -> Condition:
+    """Task ``synthesis`` in ``workflow`` on the public items, under the paper's prompts and judge."""
+    settings = {**PAPER_SETTINGS, "workflow": workflow, **task_args}
+    return Condition(name, "synthesis", settings, about=about, inputs=inputs, requires=requires)
+
+
 CONDITIONS = (
-    Condition("P-ZS", "synthesis", {**PAPER_SETTINGS, "workflow": "parametric-zero-shot"}, about="title only"),
-    Condition(
-        "P-CoT",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "parametric-cot"},
-        about="plan 5 sub-questions, answer, synthesise, evaluate, refine (evaluator role)",
+    _synthesis("P-ZS", "parametric-zero-shot", "title only"),
+    _synthesis(
+        "P-CoT", "parametric-cot", "plan 5 sub-questions, answer, synthesise, evaluate, refine (evaluator role)"
     ),
 )
 
@@ -99,37 +111,19 @@ OPTIONS = {
     ),
 }
 
+GOLD = ("abstracts",)
+"""What the gold-abstract workflows read and require."""
+
 EVIDENCE = (
-    Condition(
-        "G-RAG",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "golden-rag"},
-        about="every gold abstract",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
-    Condition(
-        "N-RAG",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "negated-rag"},
-        about="gold abstracts, findings negated",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
-    Condition(
-        "feasibility",
-        "synthesis",
-        {**PAPER_SETTINGS, "workflow": "feasibility"},
-        about="3 ratings at T 0.5",
-        inputs=("abstracts",),
-        requires=("abstracts",),
-    ),
+    _synthesis("G-RAG", "golden-rag", "every gold abstract", inputs=GOLD, requires=GOLD),
+    _synthesis("N-RAG", "negated-rag", "gold abstracts, findings negated", inputs=GOLD, requires=GOLD),
+    _synthesis("feasibility", "feasibility", "3 ratings at T 0.5", inputs=GOLD, requires=GOLD),
     *(
-        Condition(
+        _synthesis(
             f"K{k}-RAG",
-            "synthesis",
-            {**PAPER_SETTINGS, "workflow": "standard-rag", "k": k},
-            about=f"S-RAG over the index, {k} per query",
+            "standard-rag",
+            f"S-RAG over the index, {k} per query",
+            k=k,
             inputs=("abstracts", "retrieval", "reranker"),
             requires=("retrieval",),
         )
@@ -173,8 +167,7 @@ def _scores(
     judged: dict[Key, float] = {}
     keys: dict[tuple[str, str], list[Key]] = {}
     score_sets: dict[str, str] = {}
-    store = RunStore(reproduction.store, read_only=True)
-    try:
+    with reproduction.read_store() as store:
         rows = store.human_scores(study, "score")
         for (condition, model), run in reproduction.runs.items():
             mine = [r for r in rows if r[0] == run.run_id and (run.samples is None or r[1] in run.samples)]
@@ -186,8 +179,6 @@ def _scores(
                 if (graded := score.values.get(JUDGE[1])) is not None:
                     judged[(run.run_id, sample, epoch)] = float(graded)
                     score_sets.setdefault(run.run_id, label)
-    finally:
-        store.close()
     return human, judged, keys, score_sets
 
 
@@ -207,8 +198,7 @@ def _no_study(title: str, source: str) -> TracedTable:
 
 def _cell(row: str, column: str, value: float | None, paper: float | None, model: str, condition: str,
           run_id: str, score_set: str, n: int) -> CellTrace:  # fmt: skip
-    difference = None if value is None or paper is None else value - paper
-    return CellTrace(row, column, value, paper, difference, model, condition, run_id, score_set, JUDGE[0],
+    return CellTrace(row, column, value, paper, difference(value, paper), model, condition, run_id, score_set, JUDGE[0],
                      JUDGE[1], None, n, 0)  # fmt: skip
 
 
@@ -219,9 +209,7 @@ def table_3(reproduction: Reproduction) -> TracedTable:
         return _no_study("Human-LLM-judge alignment", "Table 3")
     human, judged, keys, score_sets = _scores(reproduction, study)
     columns: list[Column | str] = ["model", "paper row", "workflow", Column("n", "number")]
-    for name in ("Pearson r", "mean bias"):
-        columns += [Column(name, "number", fmt="{:.3f}"), Column(f"{name} paper", "number", fmt="{:.2f}"),
-                    Column(f"{name} Δ", "number", fmt="{:+.3f}")]  # fmt: skip
+    columns += [*paper_columns("Pearson r"), *paper_columns("mean bias")]
     columns += ["95% LoA", "95% LoA paper"]
     table = Table(f"Human-LLM-judge alignment, study {study} (Table 3)", columns)
     cells: list[CellTrace] = []
@@ -239,8 +227,8 @@ def table_3(reproduction: Reproduction) -> TracedTable:
             _cell(row or model, "Pearson r", r, paper and paper[0], model, condition, run_id, where, a.n_pairs),
             _cell(row or model, "mean bias", bias, paper and paper[1], model, condition, run_id, where, a.n_pairs),
         ]
-        table.add(model, row, condition, a.n_pairs, *_with_paper(r, paper and paper[0]),
-                  *_with_paper(bias, paper and paper[1]), _loa(a), _paper_loa(paper))  # fmt: skip
+        table.add(model, row, condition, a.n_pairs, *with_paper(r, paper and paper[0]),
+                  *with_paper(bias, paper and paper[1]), _loa(a), _paper_loa(paper))  # fmt: skip
     for (row, condition), paper in TABLE_3.items():
         if (row, condition) not in reproduced:
             table.add("", row, condition, None, None, paper[0], None, None, paper[1], None, "", _paper_loa(paper))
@@ -256,10 +244,6 @@ def table_3(reproduction: Reproduction) -> TracedTable:
 
 def _r_bias(a: Agreement) -> tuple[float | None, float | None]:
     return (a.pearson or {}).get("value"), (a.bland_altman or {}).get("bias")
-
-
-def _with_paper(value: float | None, paper: float | None) -> tuple[float | None, float | None, float | None]:
-    return value, paper, None if value is None or paper is None else value - paper
 
 
 def _loa(a: Agreement) -> str:

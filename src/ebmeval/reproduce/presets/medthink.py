@@ -20,6 +20,7 @@ from ...reproduce import (
     comparison,
     register_preset,
 )
+from ...reproduce._tables import difference
 from ...tables import Column, Estimate, Table
 
 PAPER = (
@@ -118,14 +119,14 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
         if r.prompt == PROMPT_VARIANTS[0]:
             paper = published_judges.get(_plain(r.judge))
         value = None if r.mean != r.mean else r.mean  # NaN: no sample scored
-        difference = None if value is None or paper is None else value - paper
+        delta = difference(value, paper)
         cells.append(
             CellTrace(
                 f"{r.judge} · {r.prompt}",
                 "LLM-w-Ref",
                 value,
                 paper,
-                difference,
+                delta,
                 found.model,
                 "paper",
                 found.run_id,
@@ -137,7 +138,7 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
                 r.unparsed,
             )  # fmt: skip
         )
-        table.add(r.judge, r.prompt, Estimate(r.mean, r.ci), r.n, paper, difference)
+        table.add(r.judge, r.prompt, Estimate(r.mean, r.ci), r.n, paper, delta)
     table.notes += [
         f"rationales of {found.model}, run {found.run_id}; judges at temperature {JUDGE_TEMPERATURE}, "
         f"{JUDGE_MAX_TOKENS} tokens; score sets by scorer name in ebmeval show {found.run_id}",

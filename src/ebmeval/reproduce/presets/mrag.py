@@ -9,6 +9,7 @@ combined corpus). Published values are Table 1's and Table 2's as printed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._util.errors import ConfigError, UsageError
@@ -25,6 +26,7 @@ from ...reproduce import (
     comparison_table,
     register_preset,
 )
+from ...reproduce._tables import difference, setting_row, unreproduced
 
 if TYPE_CHECKING:
     from ...arena import ArenaResult
@@ -51,48 +53,27 @@ IE = {"DDI": "ddi", "ChemProt": "chemprot"}
 """The IE columns the project ships (CMeIE, in Chinese, is not shipped)."""
 LFQA = ("lfqa/liveqa", "lfqa/medicationqa", "lfqa/healthsearchqa")
 
+SETTINGS = (("w/o. RAG", ""), ("w. RAG", "-rag"))
+"""Table rows → the suffix of their conditions."""
+
 TABLE_1 = {
-    "GPT-4 (gpt-4o)": {
-        "w/o. RAG": (93.1, 86.5, 76.2, 57.2, 88.1),
-        "w. RAG": (92.5, 89.3, 75.8, 78.3, 90.5),
-    },
-    "GPT-3.5 (gpt-3.5-turbo)": {
-        "w/o. RAG": (78.9, 61.5, 56.2, 36.7, 76.9),
-        "w. RAG": (78.2, 67.3, 57.8, 68.7, 86.4),
-    },
-    "Tongyi Qwen (qwen_max)": {
-        "w/o. RAG": (77.7, 62.6, 59.7, 37.1, 76.3),
-        "w. RAG": (77.1, 66.7, 60.2, 75.3, 88.1),
-    },
-    "Mixtral (8 * 22B)": {
-        "w/o. RAG": (75.5, 59.3, 53.4, 35.8, 73.8),
-        "w. RAG": (75.1, 62.5, 54.0, 74.1, 84.2),
-    },
-    "LlaMA-3 (70B)": {
-        "w/o. RAG": (61.6, 54.1, 44.5, 32.6, 61.6),
-        "w. RAG": (61.4, 53.6, 45.2, 63.5, 70.2),
-    },
-    "Qwen2.5 (72B)": {
-        "w/o. RAG": (70.6, 55.6, 43.9, 30.9, 64.3),
-        "w. RAG": (68.5, 56.9, 43.0, 69.2, 81.7),
-    },
-    "MEDITRON (70B)": {
-        "w/o. RAG": (64.9, 51.6, 46.7, 43.4, 68.4),
-        "w. RAG": (65.4, 49.5, 45.9, 53.4, 76.8),
-    },
-    "PMC-LlaMA (13B)": {
-        "w/o. RAG": (52.2, 44.3, 46.5, 35.8, 63.1),
-        "w. RAG": (52.5, 42.6, 48.3, 54.0, 65.2),
-    },
+    "GPT-4 (gpt-4o)": ((93.1, 86.5, 76.2, 57.2, 88.1), (92.5, 89.3, 75.8, 78.3, 90.5)),
+    "GPT-3.5 (gpt-3.5-turbo)": ((78.9, 61.5, 56.2, 36.7, 76.9), (78.2, 67.3, 57.8, 68.7, 86.4)),
+    "Tongyi Qwen (qwen_max)": ((77.7, 62.6, 59.7, 37.1, 76.3), (77.1, 66.7, 60.2, 75.3, 88.1)),
+    "Mixtral (8 * 22B)": ((75.5, 59.3, 53.4, 35.8, 73.8), (75.1, 62.5, 54.0, 74.1, 84.2)),
+    "LlaMA-3 (70B)": ((61.6, 54.1, 44.5, 32.6, 61.6), (61.4, 53.6, 45.2, 63.5, 70.2)),
+    "Qwen2.5 (72B)": ((70.6, 55.6, 43.9, 30.9, 64.3), (68.5, 56.9, 43.0, 69.2, 81.7)),
+    "MEDITRON (70B)": ((64.9, 51.6, 46.7, 43.4, 68.4), (65.4, 49.5, 45.9, 53.4, 76.8)),
+    "PMC-LlaMA (13B)": ((52.2, 44.3, 46.5, 35.8, 63.1), (52.5, 42.6, 48.3, 54.0, 65.2)),
 }
-"""Table 1, MCQA cohort: accuracy (%) on MMLU-Med, MedQA, MedMCQA, PubMedQA, BioASQ, as printed
-(the ± spreads and the IE/LP columns are not in the text the project holds)."""
+"""Table 1, MCQA cohort: accuracy (%) on MMLU-Med, MedQA, MedMCQA, PubMedQA, BioASQ w/o. and w. RAG (the
+order of ``SETTINGS``), as printed (the ± spreads and the IE/LP columns are not in the text the project holds)."""
 
 TABLE_2 = {
-    "GPT-4 (gpt-4o)": {"w/o. RAG": (931.7, 1179.5, 1062.4, 990.9), "w. RAG": (1270.9, 1082.4, 696.1, 1259.4)},
-    "GPT-3.5 (gpt-3.5-turbo)": {"w/o. RAG": (811.7, 873.4, 1345.8, 773.5), "w. RAG": (985.5, 864.6, 895.6, 976.0)},
+    "GPT-4 (gpt-4o)": ((931.7, 1179.5, 1062.4, 990.9), (1270.9, 1082.4, 696.1, 1259.4)),
+    "GPT-3.5 (gpt-3.5-turbo)": ((811.7, 873.4, 1345.8, 773.5), (985.5, 864.6, 895.6, 976.0)),
 }
-"""Table 2: Elo (initial 1000, K = 40) on usefulness, readability, knowledge, reasoning, as printed."""
+"""Table 2: Elo (initial 1000, K = 40) on usefulness, readability, knowledge, reasoning w/o. and w. RAG, as printed."""
 TABLE_2_AXES = ("Usefulness", "Readability", "Knowledge", "Reasoning")
 AXES = ("usefulness", "readability", "knowledge", "reasoning")
 """Table 2's columns → the arena's axes."""
@@ -100,8 +81,25 @@ ELO_K = 40.0
 MIN_MATCHES = 80
 """MRAG's sampled arena: each pair of systems meets until it has 80 matches on every axis."""
 
-SETTINGS = (("w/o. RAG", ""), ("w. RAG", "-rag"))
-"""Table rows → the suffix of their conditions."""
+
+def _published(
+    table: Mapping[str, tuple[tuple[float, ...], ...]], headers: Sequence[str], per: float = 1
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Paper row → setting → header → value of one of the paper's tables, each value divided by ``per``."""
+    settings = [setting for setting, _suffix in SETTINGS]
+    return {
+        row: {
+            setting: dict(zip(headers, (v / per for v in values), strict=True))
+            for setting, values in zip(settings, both, strict=True)
+        }
+        for row, both in table.items()
+    }
+
+
+PUBLISHED_1 = _published(TABLE_1, list(MCQA), per=100)
+"""Table 1's accuracies as fractions, by setting."""
+PUBLISHED_2 = _published(TABLE_2, TABLE_2_AXES)
+"""Table 2's Elo values, by setting."""
 
 
 def _short(task: str) -> str:
@@ -134,20 +132,14 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     """Table 1, MCQA and IE cohorts: each model without and with RAG; accuracy (%) and micro-F1 (%)."""
     headers = [*MCQA, *IE]
     entries: list[Entry] = []
-    shown: set[str] = set()
     for model in reproduction.models:
         row = reproduction.row(model, TABLE_1)
         for setting, suffix in SETTINGS:
             measures = [Measure(h, f"{_short(t)}{suffix}", "accuracy", "accuracy") for h, t in MCQA.items()]
             measures += [Measure(h, f"{t}{suffix}", "triplet-f1", "micro_f1") for h, t in IE.items()]
-            published = dict(zip(MCQA, (v / 100 for v in TABLE_1[row][setting]), strict=True)) if row else {}
-            entries.append(Entry(model, f"{row} ({setting})" if row else "", measures, published, setting=setting))
-        shown.update([row] if row else [])
-    for row, settings in TABLE_1.items():
-        if row not in shown:
-            for setting, values in settings.items():
-                published = dict(zip(MCQA, (v / 100 for v in values), strict=True))
-                entries.append(Entry(None, f"{row} ({setting})", (), published))
+            published = PUBLISHED_1[row][setting] if row else {}
+            entries.append(Entry(model, setting_row(row, setting) if row else "", measures, published, setting=setting))
+    entries += unreproduced(PUBLISHED_1, {entry.row for entry in entries})
     table = comparison_table(reproduction, "Closed-form tasks w/o. and w. RAG", headers, entries, source="Table 1")
     table.table.notes.append(
         "published accuracies are the paper's percentages as fractions; DDI and ChemProt micro-F1 have no "
@@ -211,7 +203,7 @@ def _elo_cells(
             column=header,
             value=value,
             published=paper,
-            difference=None if paper is None else value - paper,
+            difference=difference(value, paper),
             model=runs[0].model,
             condition=",".join(run.condition for run in runs),
             run_id=system,
@@ -242,13 +234,7 @@ def table_2(reproduction: Reproduction) -> TracedTable:
         found = _arena(reproduction, systems, judge, target)
         result, missing = (found, "") if not isinstance(found, str) else (None, found)
     entries = _rated_entries(reproduction, systems, result) if result is not None else []
-    shown = {e.row for e in entries}
-    entries += [
-        Entry(None, f"{row} ({setting})", (), dict(zip(TABLE_2_AXES, values, strict=True)))
-        for row, settings in TABLE_2.items()
-        for setting, values in settings.items()
-        if f"{row} ({setting})" not in shown
-    ]
+    entries += unreproduced(PUBLISHED_2, {entry.row for entry in entries})
     table = comparison_table(reproduction, "LFQA arena, Elo", list(TABLE_2_AXES), entries, source="Table 2", decimals=1)
     table.table.notes.append(_arena_note(result) if result is not None else f"ours: {missing}")
     return table
@@ -261,8 +247,8 @@ def _rated_entries(
     entries: list[Entry] = []
     for (model, setting), runs in systems.items():
         row = reproduction.row(model, TABLE_2)
-        published = dict(zip(TABLE_2_AXES, TABLE_2[row][setting], strict=True)) if row else {}
-        label = f"{row} ({setting})" if row else ""
+        published = PUBLISHED_2[row][setting] if row else {}
+        label = setting_row(row, setting) if row else ""
         traced = _elo_cells(label or model, runs, result, published)
         entries.append(Entry(model, label, (), published, setting=setting, traced=traced))
     return entries
