@@ -78,3 +78,8 @@ def test_hybrid_bad_configuration(corpus: list[Document]) -> None:
         HybridRetriever.build(corpus, components=[("hybrid", {})])
     with pytest.raises(ConfigError, match="retriever 'bm25' takes no such option"):
         HybridRetriever.build(corpus, components=[("bm25", {"model": "x"})])
+
+
+def test_hybrid_on_disk_refuses_a_hybrid_component(corpus: list[Document], tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="field 'components': a hybrid retriever cannot contain another hybrid"):
+        HybridRetriever.build_on_disk(corpus, tmp_path, components=[("hybrid", {})])

@@ -94,6 +94,15 @@ def test_cot_rejects_bad_bounds() -> None:
         ParametricCoT(max_iterations=0)
 
 
+def test_counts_below_one_are_refused_naming_the_field() -> None:
+    with pytest.raises(ConfigError, match="field 'max_iterations': must be at least 1, not 0"):
+        ParametricCoT(max_iterations=0)
+    with pytest.raises(ConfigError, match="field 'k': must be at least 1, not 0"):
+        StandardRAG([], k=0)
+    with pytest.raises(ConfigError, match="field 'feasibility_runs': must be at least 1, not -1"):
+        Feasibility(runs=-1)
+
+
 async def test_golden_rag_sends_every_abstract_and_records_no_overflow() -> None:
     api = scripted()
     result = await GoldenRAG()(SAMPLE, context(api))

@@ -37,6 +37,12 @@ class ConfigError(UsageError):
         self.source = source
 
 
+def require_at_least_one(field: str, value: int) -> None:
+    """Raise :class:`ConfigError` on ``field`` unless ``value`` is at least 1."""
+    if value < 1:
+        raise ConfigError(field, f"must be at least 1, not {value}")
+
+
 class DataError(UsageError):
     """A dataset file or one of its lines cannot be read."""
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._util.errors import ConfigError, UsageError
+from .._util.errors import ConfigError, UsageError, require_at_least_one
 from ..judges import parse_field, parse_score
 from ..models import ChatMessage, GenerateConfig
 from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
@@ -160,8 +160,7 @@ class ParametricCoT:
         n_questions: int = PAPER_QUESTIONS,
         prompts: PromptSet = EBMEVAL,
     ) -> None:
-        if max_iterations < 1:
-            raise ConfigError("max_iterations", f"must be at least 1, not {max_iterations}")
+        require_at_least_one("max_iterations", max_iterations)
         if not 0 <= threshold <= 5:
             raise ConfigError("threshold", f"must be within 0-5, not {threshold}")
         self.max_iterations = max_iterations
@@ -339,8 +338,7 @@ class StandardRAG:
         overflow: OverflowPolicy = "truncate",
         prompts: PromptSet = EBMEVAL,
     ) -> None:
-        if k < 1:
-            raise ConfigError("k", f"must be at least 1, not {k}")
+        require_at_least_one("k", k)
         self.pool = list(pool)
         self.k = k
         self.n_distractors = n_distractors
@@ -512,8 +510,7 @@ class Feasibility:
         overflow: OverflowPolicy = "truncate",
         prompts: PromptSet = EBMEVAL,
     ) -> None:
-        if runs < 1:
-            raise ConfigError("feasibility_runs", f"must be at least 1, not {runs}")
+        require_at_least_one("feasibility_runs", runs)
         self.runs = runs
         self.temperature = temperature
         self.overflow: OverflowPolicy = overflow

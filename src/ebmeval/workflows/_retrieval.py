@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from .._util.errors import ConfigError
+from .._util.errors import ConfigError, require_at_least_one
 from ..models import ChatMessage
 from ..tasks import (
     Document,
@@ -180,8 +180,7 @@ def with_retrieval(
         raise ConfigError("task_args.rerank_depth", f"must be at least k ({k}), not {rerank_depth}")
     if query not in ("question", "question+options"):
         raise ConfigError("task_args.query", f"must be 'question' or 'question+options', not {query!r}")
-    if k < 1:
-        raise ConfigError("task_args.k", f"must be at least 1, not {k}")
+    require_at_least_one("task_args.k", k)
     from ..rag import load_index
 
     # one query at a time: a batch pads dense queries to its longest text, so batching by

@@ -9,7 +9,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import ValidationError
@@ -51,7 +51,7 @@ def _id_key(identifier: str) -> int:
     return int.from_bytes(hashlib.blake2b(identifier.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
-class _CheckedCorpus(Sequence[Document]):
+class _CheckedCorpus(DocumentStore):
     """A corpus store that, while a retriever streams it, hashes its content and records its ids.
 
     :meth:`finish` completes the pass if the retriever did not iterate (it indexed by
@@ -59,35 +59,18 @@ class _CheckedCorpus(Sequence[Document]):
     whose ids repeat. Memory: 8 bytes per document.
     """
 
-    def __init__(self, store: DocumentStore) -> None:
-        self.store = store
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(path)
         self._keys = array("q")
         self._hasher = Fingerprinter()
         self._complete = False
 
-    def __len__(self) -> int:
-        return len(self.store)
-
-    @property
-    def fingerprint(self) -> CorpusFingerprint:
-        """The fingerprint the corpus records (checked against its content by :meth:`finish`)."""
-        return self.store.fingerprint
-
-    @overload
-    def __getitem__(self, index: int) -> Document: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Document]: ...
-
-    def __getitem__(self, index: int | slice) -> Document | Sequence[Document]:
-        return self.store[index]
-
     def __iter__(self) -> Iterator[Document]:
         if self._complete:
-            yield from self.store
+            yield from super().__iter__()
             return
         self._keys, self._hasher = array("q"), Fingerprinter()
-        for document in self.store:
+        for document in super().__iter__():
             self._keys.append(_id_key(document.id))
             self._hasher.add(document)
             yield document
@@ -97,9 +80,9 @@ class _CheckedCorpus(Sequence[Document]):
         if not self._complete:
             for _ in self:
                 pass
-        if self._hasher.result() != self.store.fingerprint:
+        if self._hasher.result() != self.fingerprint:
             raise IndexMismatchError(
-                self.store.path / DOCUMENTS_FILE,
+                self.path / DOCUMENTS_FILE,
                 f"the documents differ from the fingerprint in {CORPUS_FILE} (edited after it was written?); "
                 "ingest the corpus again",
             )
@@ -109,11 +92,11 @@ class _CheckedCorpus(Sequence[Document]):
 
     def _duplicate(self) -> None:
         first: dict[str, int] = {}
-        for position, document in enumerate(self.store):
+        for position, document in enumerate(super().__iter__()):
             earlier = first.setdefault(document.id, position)
             if earlier != position:
                 raise DataError(
-                    self.store.path,
+                    self.path,
                     f"document id '{document.id}' occurs at positions {earlier} and {position}; an index needs "
                     "unique ids (ingest() drops duplicates)",
                 )
@@ -201,15 +184,14 @@ def build_index(
     folder.mkdir(parents=True, exist_ok=True)
     try:
         if isinstance(corpus, str | Path):
-            store = DocumentStore(corpus)
+            store = _CheckedCorpus(corpus)
             corpus_path = str(store.path.resolve())
         else:
             write_store(corpus, folder).close()
-            store = DocumentStore(folder)
+            store = _CheckedCorpus(folder)
             corpus_path = "."
-        checked = _CheckedCorpus(store)
-        built = cls.build_on_disk(checked, folder, **options)
-        checked.finish()
+        built = cls.build_on_disk(store, folder, **options)
+        store.finish()
     except BaseException:
         if not _unfinished(folder):  # finished embedding shards are kept for the next attempt
             shutil.rmtree(folder, ignore_errors=True)

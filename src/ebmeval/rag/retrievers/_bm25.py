@@ -55,6 +55,19 @@ def _stemmer(language: str | None) -> Callable[[list[str]], list[str]] | None:
     return words
 
 
+def _params(
+    k1: float,
+    b: float,
+    method: BM25Method,
+    stemmer: str | None,
+    stopwords: str | list[str] | None,
+    tokenizer: Tokenizer,
+) -> dict[str, Any]:
+    """An index's recorded parameters; ``tokenizer`` only when not ``word``, so earlier indexes keep their identity."""
+    params = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
+    return params | ({"tokenizer": tokenizer} if tokenizer != "word" else {})
+
+
 @retriever("bm25")
 class BM25Retriever(IndexedRetriever):
     r"""Okapi BM25 over word tokens.
@@ -160,14 +173,11 @@ class BM25Retriever(IndexedRetriever):
             tokenizer=tokenizer,
             memory_mb=memory_mb,
         )
-        params = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
-        return cls.load(folder, documents, params | ({"tokenizer": tokenizer} if tokenizer != "word" else {}))
+        return cls.load(folder, documents, _params(k1, b, method, stemmer, stopwords, tokenizer))
 
     def params(self) -> dict[str, Any]:
         """Build parameters (``tokenizer`` only when not the default, so earlier indexes keep their identity)."""
-        params: dict[str, Any] = {"k1": self.k1, "b": self.b, "method": self.method, "stemmer": self.stemmer}
-        params["stopwords"] = self.stopwords
-        return params | ({"tokenizer": self.tokenizer} if self.tokenizer != "word" else {})
+        return _params(self.k1, self.b, self.method, self.stemmer, self.stopwords, self.tokenizer)
 
     def tokenize(self, queries: list[str]) -> list[list[str]]:
         """Queries as the index's tokens (same tokenizer, lower-casing, stopwords and stemming as the documents)."""

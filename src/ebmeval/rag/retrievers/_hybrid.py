@@ -16,9 +16,19 @@ if TYPE_CHECKING:
 
 DEFAULT_COMPONENTS: tuple[tuple[str, dict[str, Any]], ...] = (("bm25", {}), ("dense/minilm", {}))
 
+_FUSION_SETTINGS = ("fusion", "rrf_k", "weights", "normalization", "depth")
+"""The fusion parameters an index records beside its components (the keyword options of the constructor)."""
+
 
 def _folder(position: int, name: str) -> str:
     return f"{position}-{name.replace('/', '-')}"
+
+
+def _component(name: str) -> type[IndexedRetriever]:
+    """The registered retriever ``name``, as a hybrid's component (another hybrid is refused)."""
+    if name == "hybrid":
+        raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
+    return retrievers.get(name)
 
 
 @retriever("hybrid")
@@ -68,9 +78,7 @@ class HybridRetriever(IndexedRetriever):
         """Build each ``(retriever name, options)`` component over ``documents``."""
         built: list[tuple[str, IndexedRetriever]] = []
         for name, options in components:
-            if name == "hybrid":
-                raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
-            component = retrievers.get(name)
+            component = _component(name)
             built.append((name, component.build(documents, **check_options(name, component.build, options))))
         return cls(
             built, documents, fusion=fusion, rrf_k=rrf_k, weights=weights, normalization=normalization, depth=depth
@@ -96,9 +104,7 @@ class HybridRetriever(IndexedRetriever):
         """
         built: list[tuple[str, IndexedRetriever]] = []
         for position, (name, options) in enumerate(components):
-            if name == "hybrid":
-                raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
-            component = retrievers.get(name)
+            component = _component(name)
             checked = check_options(name, component.disk_options(), options)
             if progress is not None and component.reports_progress():
                 checked["progress"] = progress
@@ -116,14 +122,8 @@ class HybridRetriever(IndexedRetriever):
 
     def params(self) -> dict[str, Any]:
         """Fusion settings and each component's parameters."""
-        return {
-            "components": [[name, component.params()] for name, component in self.components],
-            "fusion": self.fusion,
-            "rrf_k": self.rrf_k,
-            "weights": self.weights,
-            "normalization": self.normalization,
-            "depth": self.depth,
-        }
+        components = [[name, component.params()] for name, component in self.components]
+        return {"components": components, **{key: getattr(self, key) for key in _FUSION_SETTINGS}}
 
     def encoders(self) -> list[EncoderInfo]:
         """Encoders of the dense components."""
@@ -157,7 +157,7 @@ class HybridRetriever(IndexedRetriever):
         for position, (name, component_params) in enumerate(params["components"]):
             sub = folder / _folder(position, name)
             loaded.append((name, retrievers.get(name).load(sub, documents, component_params, encoder=encoder)))
-        options = {key: params[key] for key in ("fusion", "rrf_k", "weights", "normalization", "depth")}
+        options = {key: params[key] for key in _FUSION_SETTINGS}
         return cls(loaded, documents, **options)
 
 
