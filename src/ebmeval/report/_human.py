@@ -373,14 +373,7 @@ def agreement_report(
                 f"no human scores of study '{study}', field '{field}' in {store_path}; "
                 "import them first (`ebmeval annotate import`)"
             )
-        judged: dict[Key, float] = {}
-        labels: dict[str, str] = {}
-        for run_id in sorted({k[0] for k in human}):
-            labels[run_id] = condition_label(store.get_run(run_id))
-            for sample_id, epoch, _label, score in store.scores(run_id, judge):
-                value = score.values.get(metric)
-                if value is not None:
-                    judged[(run_id, sample_id, epoch)] = float(value)
+        judged, labels = _judged(store, sorted({k[0] for k in human}), judge, metric)
     finally:
         store.close()
     by_condition: dict[str, list[Key]] = defaultdict(list)
@@ -398,6 +391,19 @@ def agreement_report(
         contrasts=contrasts,
         **pooled.statistics(),
     )
+
+
+def _judged(store: RunStore, run_ids: list[str], judge: str, metric: str) -> tuple[dict[Key, float], dict[str, str]]:
+    """Per generation of the runs, the ``metric`` of scorer ``judge`` where it has one; per run, its condition."""
+    judged: dict[Key, float] = {}
+    labels: dict[str, str] = {}
+    for run_id in run_ids:
+        labels[run_id] = condition_label(store.get_run(run_id))
+        for sample_id, epoch, _label, score in store.scores(run_id, judge):
+            value = score.values.get(metric)
+            if value is not None:
+                judged[(run_id, sample_id, epoch)] = float(value)
+    return judged, labels
 
 
 def _item_means(keys: list[Key], human: dict[Key, dict[str, float]]) -> dict[str, float]:
