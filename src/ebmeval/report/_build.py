@@ -34,6 +34,20 @@ Prices = Mapping[str, tuple[float, float]]
 """Model name → (price per million prompt tokens, per million completion tokens)."""
 
 
+_METRICS_NOTE = (
+    "95% CI: Wilson score interval for proportions (metrics whose every value is 0 or 1), percentile "
+    "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
+    "of the mean. chance: the accuracy of a uniform guess, 1/k for k options averaged over the answered "
+    "items (single-answer multiple choice only). unparsed: answers from which no answer could be read; "
+    "a scorer with unparsed=zero (the default of multiple-choice tasks) scores them 0, so they are in n "
+    "and in the mean as wrong, while unparsed=skip leaves them out (counted under missing). truncated: "
+    "answers whose reply stopped at its token limit, which no scorer grades (neither in n nor in "
+    "missing); inputs cut: scored answers whose input (article, evidence) was cut to fit the context "
+    "window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
+)
+"""What the columns of the metrics table count."""
+
+
 @dataclass
 class Report:
     """Everything a report shows, before rendering."""
@@ -121,46 +135,40 @@ class Report:
             ],
         )
         for run in self.runs:
-            summary = self.summaries[run.run_id]
-            cost = self.cost(run, summary)
-            for m in summary.metrics:
-                if m.group is not None:
-                    continue
-                table.add(
-                    self.labels[run.run_id],
-                    m.scorer,
-                    m.metric,
-                    m.value,
-                    m.ci,
-                    m.ci_method,
-                    m.n,
-                    m.missing,
-                    self.chance_of(run.run_id, m.scorer, m.metric),
-                    summary.unparsed,
-                    m.truncated,
-                    m.input_truncated,
-                    summary.failing,
-                    (summary.usage.input_tokens, summary.usage.output_tokens),
-                    summary.mean_latency,
-                    cost,
-                )
-                self._link(table, run.run_id, m.scorer, m.metric)
-        table.notes.append(
-            "95% CI: Wilson score interval for proportions (metrics whose every value is 0 or 1), percentile "
-            "bootstrap over samples otherwise. n: samples with a value; missing: samples without one, left out "
-            "of the mean. chance: the accuracy of a uniform guess, 1/k for k options averaged over the answered "
-            "items (single-answer multiple choice only). unparsed: answers from which no answer could be read; "
-            "a scorer with unparsed=zero (the default of multiple-choice tasks) scores them 0, so they are in n "
-            "and in the mean as wrong, while unparsed=skip leaves them out (counted under missing). truncated: "
-            "answers whose reply stopped at its token limit, which no scorer grades (neither in n nor in "
-            "missing); inputs cut: scored answers whose input (article, evidence) was cut to fit the context "
-            "window; failing: samples whose last attempt failed (no answer stored, retried by a re-run)."
-        )
+            self._add_metric_rows(table, run)
+        table.notes.append(_METRICS_NOTE)
         if self.view_url is not None:
             table.notes.append(f"Each value links to its samples in `ebmeval view`, served at {self.view_url}.")
         for run in self.runs:
             table.notes.extend(f"{self.labels[run.run_id]}: {note}" for note in self.summaries[run.run_id].notes)
         return table
+
+    def _add_metric_rows(self, table: Table, run: RunRecord) -> None:
+        """One row of the metrics table per overall metric of ``run``, its value linked to its samples."""
+        summary = self.summaries[run.run_id]
+        cost = self.cost(run, summary)
+        for m in summary.metrics:
+            if m.group is not None:
+                continue
+            table.add(
+                self.labels[run.run_id],
+                m.scorer,
+                m.metric,
+                m.value,
+                m.ci,
+                m.ci_method,
+                m.n,
+                m.missing,
+                self.chance_of(run.run_id, m.scorer, m.metric),
+                summary.unparsed,
+                m.truncated,
+                m.input_truncated,
+                summary.failing,
+                (summary.usage.input_tokens, summary.usage.output_tokens),
+                summary.mean_latency,
+                cost,
+            )
+            self._link(table, run.run_id, m.scorer, m.metric)
 
     def pivot_table(self) -> Table:
         """Model × task (and task options) for every metric: the shape of a paper's main table."""

@@ -270,21 +270,42 @@ def agreement(
     notes: list[str] = []
     paired = [k for k in keys if k in judged]
     annotators = sorted({a for k in keys for a in human[k]})
-
-    def alpha(rows: list[list[float]], what: str) -> float | None:
-        try:
-            return krippendorff_alpha(rows, metric="interval").value
-        except StatsInputError as exc:
-            notes.append(f"{what}: {exc}")
-            return None
-
-    human_alpha = alpha([[human[k].get(a, math.nan) for a in annotators] for k in keys], "alpha among humans")
+    human_alpha = _alpha([[human[k].get(a, math.nan) for a in annotators] for k in keys], "alpha among humans", notes)
     j = [judged[k] for k in paired]
     h = [sum(human[k].values()) / len(human[k]) for k in paired]
-    judge_alpha = alpha(
-        [[*(human[k].get(a, math.nan) for a in annotators), judged[k]] for k in paired], "alpha with judge"
+    judge_alpha = _alpha(
+        [[*(human[k].get(a, math.nan) for a in annotators), judged[k]] for k in paired], "alpha with judge", notes
     )
-    r = rho = ba = None
+    r, rho = _correlations(j, h, notes)
+    bias = _bias(h, j, notes)
+    return Agreement(
+        len(paired),
+        human_alpha,
+        r,
+        rho,
+        bias,
+        judge_alpha,
+        tuple(notes),
+        tuple(zip(j, h, strict=True)),
+        condition=condition,
+        runs=tuple(sorted({k[0] for k in keys})),
+    )
+
+
+def _alpha(rows: list[list[float]], what: str, notes: list[str]) -> float | None:
+    """Krippendorff's alpha (interval) of the rating ``rows``; None, with a note, where undefined."""
+    try:
+        return krippendorff_alpha(rows, metric="interval").value
+    except StatsInputError as exc:
+        notes.append(f"{what}: {exc}")
+        return None
+
+
+def _correlations(
+    j: list[float], h: list[float], notes: list[str]
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Pearson r and Spearman rho of judge ``j`` and human ``h``; None, with a note, where undefined."""
+    r = rho = None
     try:
         p = pearson(j, h)
         r = {"value": p.value, "ci": p.ci, "pvalue": p.pvalue, "n": p.n}
@@ -292,24 +313,17 @@ def agreement(
         rho = {"value": s.value, "ci": s.ci, "pvalue": s.pvalue, "n": s.n}
     except StatsInputError as exc:
         notes.append(f"correlation: {exc}")
+    return r, rho
+
+
+def _bias(h: list[float], j: list[float], notes: list[str]) -> dict[str, Any] | None:
+    """Bland-Altman of human ``h`` minus judge ``j``; None, with a note, where undefined."""
     try:
         b = bland_altman(h, j)
-        ba = {"bias": b.value, "ci": b.ci, "sd": b.sd, "loa": b.loa, "n": b.n, "sign": "human − judge"}
     except StatsInputError as exc:
         notes.append(f"Bland-Altman: {exc}")
-    runs = tuple(sorted({k[0] for k in keys}))
-    return Agreement(
-        len(paired),
-        human_alpha,
-        r,
-        rho,
-        ba,
-        judge_alpha,
-        tuple(notes),
-        tuple(zip(j, h, strict=True)),
-        condition=condition,
-        runs=runs,
-    )
+        return None
+    return {"bias": b.value, "ci": b.ci, "sd": b.sd, "loa": b.loa, "n": b.n, "sign": "human − judge"}
 
 
 def human_contrast(a: str, b: str, x: dict[str, float], y: dict[str, float]) -> HumanContrast:
@@ -359,14 +373,7 @@ def agreement_report(
                 f"no human scores of study '{study}', field '{field}' in {store_path}; "
                 "import them first (`ebmeval annotate import`)"
             )
-        judged: dict[Key, float] = {}
-        labels: dict[str, str] = {}
-        for run_id in sorted({k[0] for k in human}):
-            labels[run_id] = condition_label(store.get_run(run_id))
-            for sample_id, epoch, _label, score in store.scores(run_id, judge):
-                value = score.values.get(metric)
-                if value is not None:
-                    judged[(run_id, sample_id, epoch)] = float(value)
+        judged, labels = _judged(store, sorted({k[0] for k in human}), judge, metric)
     finally:
         store.close()
     by_condition: dict[str, list[Key]] = defaultdict(list)
@@ -384,6 +391,19 @@ def agreement_report(
         contrasts=contrasts,
         **pooled.statistics(),
     )
+
+
+def _judged(store: RunStore, run_ids: list[str], judge: str, metric: str) -> tuple[dict[Key, float], dict[str, str]]:
+    """Per generation of the runs, the ``metric`` of scorer ``judge`` where it has one; per run, its condition."""
+    judged: dict[Key, float] = {}
+    labels: dict[str, str] = {}
+    for run_id in run_ids:
+        labels[run_id] = condition_label(store.get_run(run_id))
+        for sample_id, epoch, _label, score in store.scores(run_id, judge):
+            value = score.values.get(metric)
+            if value is not None:
+                judged[(run_id, sample_id, epoch)] = float(value)
+    return judged, labels
 
 
 def _item_means(keys: list[Key], human: dict[Key, dict[str, float]]) -> dict[str, float]:

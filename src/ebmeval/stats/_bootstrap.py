@@ -145,8 +145,16 @@ def _bootstrap(
     n_resamples: int,
     level: float,
     method: BootstrapMethod,
-    rng: np.random.Generator,
+    seed: int,
 ) -> Estimate:
+    """The estimate of :func:`bootstrap_ci` (one sample) or :func:`paired_bootstrap_diff` (a pair).
+
+    ``samples`` come checked by the caller; the bootstrap settings are checked here.
+    """
+    n_resamples = check.count(n_resamples, "n_resamples", 2)
+    level = check.level(level)
+    method = check.choice(method, "method", _METHODS)
+    rng = check.rng(seed)
     n = samples[0].size
     evaluate = _evaluator(stat, samples)
     theta_hat = float(evaluate(lambda sample: sample[None, :])[0])
@@ -203,15 +211,7 @@ def bootstrap_ci(
     Returns:
         Estimate with ``value = stat(values)``, the interval, and ``se`` = SD of theta* (ddof=1).
     """
-    x = check.vector(values, "values")
-    return _bootstrap(
-        (x,),
-        stat,
-        check.count(n_resamples, "n_resamples", 2),
-        check.level(level),
-        check.choice(method, "method", _METHODS),
-        check.rng(seed),
-    )
+    return _bootstrap((check.vector(values, "values"),), stat, n_resamples, level, method, seed)
 
 
 def paired_bootstrap_diff(
@@ -245,12 +245,4 @@ def paired_bootstrap_diff(
     Returns:
         Estimate with ``value = stat(a) - stat(b)``.
     """
-    x, y = check.paired(a, b)
-    return _bootstrap(
-        (x, y),
-        stat,
-        check.count(n_resamples, "n_resamples", 2),
-        check.level(level),
-        check.choice(method, "method", _METHODS),
-        check.rng(seed),
-    )
+    return _bootstrap(check.paired(a, b), stat, n_resamples, level, method, seed)

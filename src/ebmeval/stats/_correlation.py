@@ -9,9 +9,21 @@ from ._errors import StatsInputError
 from ._results import TestResult
 
 
-def _correlate(x: NDArray[np.float64], y: NDArray[np.float64], level: float, method: str) -> TestResult:
-    """Pearson r of x and y with its t-test and Fisher-z interval."""
-    n = x.size
+def _correlate(x: ArrayLike, y: ArrayLike, level: float, method: str, *, ranks: bool = False) -> TestResult:
+    """Pearson r of x and y (of their midranks with ``ranks``) with its t-test and Fisher-z interval."""
+    a, b = check.paired(x, y, ("x", "y"), min_n=3)
+    level = check.level(level)
+    if ranks:
+        a, b = _scipy.rankdata(a), _scipy.rankdata(b)
+    r = _pearson_r(a, b)
+    t, pvalue = _t_test(r, a.size)
+    return TestResult(
+        statistic=t, pvalue=pvalue, n=a.size, method=method, value=r, ci=_fisher_interval(r, a.size, level), level=level
+    )
+
+
+def _pearson_r(x: NDArray[np.float64], y: NDArray[np.float64]) -> float:
+    """Pearson r, clipped to [-1, 1]; a constant input raises."""
     for name, values in (("x", x), ("y", y)):
         if np.all(values == values[0]):
             raise StatsInputError(f"{name}: is constant, so the correlation is undefined")
@@ -20,22 +32,27 @@ def _correlate(x: NDArray[np.float64], y: NDArray[np.float64], level: float, met
     # One square root of the product, not a product of roots: y = x then gives r = 1 exactly
     # (sqrt(fl(s * s)) == s in IEEE arithmetic), so exact collinearity is not lost to rounding.
     r = float(np.dot(xm, ym) / np.sqrt(np.dot(xm, xm) * np.dot(ym, ym)))
-    r = max(-1.0, min(1.0, r))
-    dof = n - 2
+    return max(-1.0, min(1.0, r))
+
+
+def _t_test(r: float, n: int) -> tuple[float, float]:
+    """The statistic t = r sqrt((n - 2) / (1 - r^2)) and its two-sided p-value on n - 2 degrees of freedom."""
     if abs(r) == 1.0:
-        t, pvalue = float(np.copysign(np.inf, r)), 0.0
-    else:
-        t = r * float(np.sqrt(dof / ((1.0 + r) * (1.0 - r))))
-        pvalue = min(1.0, 2.0 * _scipy.t_sf(abs(t), dof))
+        return float(np.copysign(np.inf, r)), 0.0
+    dof = n - 2
+    t = r * float(np.sqrt(dof / ((1.0 + r) * (1.0 - r))))
+    return t, min(1.0, 2.0 * _scipy.t_sf(abs(t), dof))
+
+
+def _fisher_interval(r: float, n: int, level: float) -> tuple[float, float]:
+    """tanh(atanh(r) -/+ z_{(1+level)/2} / sqrt(n - 3))."""
     if n == 3:
-        ci = (-1.0, 1.0)  # the Fisher-z standard error 1/sqrt(n - 3) is infinite
-    elif abs(r) == 1.0:
-        ci = (r, r)
-    else:
-        half = _scipy.norm_ppf(0.5 + level / 2.0) / np.sqrt(n - 3)
-        z = np.arctanh(r)
-        ci = (float(np.tanh(z - half)), float(np.tanh(z + half)))
-    return TestResult(statistic=t, pvalue=pvalue, n=n, method=method, value=r, ci=ci, level=level)
+        return -1.0, 1.0  # the Fisher-z standard error 1/sqrt(n - 3) is infinite
+    if abs(r) == 1.0:
+        return r, r
+    half = _scipy.norm_ppf(0.5 + level / 2.0) / np.sqrt(n - 3)
+    z = np.arctanh(r)
+    return float(np.tanh(z - half)), float(np.tanh(z + half))
 
 
 def pearson(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> TestResult:
@@ -58,8 +75,7 @@ def pearson(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> TestResult:
     Returns:
         TestResult with ``value`` = r and ``statistic`` = t.
     """
-    a, b = check.paired(x, y, ("x", "y"), min_n=3)
-    return _correlate(a, b, check.level(level), "Pearson r")
+    return _correlate(x, y, level, "Pearson r")
 
 
 def spearman(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> TestResult:
@@ -78,5 +94,4 @@ def spearman(x: ArrayLike, y: ArrayLike, *, level: float = 0.95) -> TestResult:
     Returns:
         TestResult with ``value`` = r_s and ``statistic`` = t.
     """
-    a, b = check.paired(x, y, ("x", "y"), min_n=3)
-    return _correlate(_scipy.rankdata(a), _scipy.rankdata(b), check.level(level), "Spearman r")
+    return _correlate(x, y, level, "Spearman r", ranks=True)

@@ -1,9 +1,9 @@
 """Agreement between continuous measurements: Bland-Altman analysis and two-way intraclass correlation."""
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from . import _scipy
 from . import _validate as check
@@ -54,7 +54,22 @@ def bland_altman(h: ArrayLike, l: ArrayLike, *, level: float = 0.95) -> BlandAlt
     bias_half = t * sd / np.sqrt(n)
     low, high = bias - _LOA_Z * sd, bias + _LOA_Z * sd
     loa_half = t * sd * float(np.sqrt(1.0 / n + _LOA_Z**2 / (2.0 * (n - 1))))
+    return BlandAltman(
+        value=bias,
+        ci=(bias - bias_half, bias + bias_half),
+        sd=sd,
+        loa=(low, high),
+        loa_low_ci=(low - loa_half, low + loa_half),
+        loa_high_ci=(high - loa_half, high + loa_half),
+        proportional_bias=_proportional_bias(d, m, bias, level),
+        n=n,
+        level=level,
+    )
 
+
+def _proportional_bias(d: NDArray[np.float64], m: NDArray[np.float64], bias: float, level: float) -> TestResult:
+    """OLS slope of the differences ``d`` (mean ``bias``) on the pair means ``m``, t-tested on n - 2 dof."""
+    n = d.size
     mc = m - m.mean()
     sxx = float(np.dot(mc, mc))
     slope = float(np.dot(mc, d - bias)) / sxx
@@ -67,23 +82,13 @@ def bland_altman(h: ArrayLike, l: ArrayLike, *, level: float = 0.95) -> BlandAlt
         slope_t = slope / slope_se
         slope_p = min(1.0, 2.0 * _scipy.t_sf(abs(slope_t), n - 2))
     slope_half = _scipy.t_ppf(0.5 + level / 2.0, n - 2) * slope_se
-    return BlandAltman(
-        value=bias,
-        ci=(bias - bias_half, bias + bias_half),
-        sd=sd,
-        loa=(low, high),
-        loa_low_ci=(low - loa_half, low + loa_half),
-        loa_high_ci=(high - loa_half, high + loa_half),
-        proportional_bias=TestResult(
-            statistic=slope_t,
-            pvalue=slope_p,
-            n=n,
-            method="OLS slope of (h - l) on (h + l)/2",
-            value=slope,
-            ci=(slope - slope_half, slope + slope_half),
-            level=level,
-        ),
+    return TestResult(
+        statistic=slope_t,
+        pvalue=slope_p,
         n=n,
+        method="OLS slope of (h - l) on (h + l)/2",
+        value=slope,
+        ci=(slope - slope_half, slope + slope_half),
         level=level,
     )
 
@@ -126,6 +131,48 @@ def icc(ratings: ArrayLike, kind: IccKind = "A,1", *, level: float = 0.95) -> Te
         raise StatsInputError(f"ratings: must be a (targets, raters) table, at least 2 of each; got shape {x.shape}")
     if not np.all(np.isfinite(x)):
         raise StatsInputError("ratings: the ICC needs a complete table; drop targets with missing ratings")
+    a = _two_way(x)
+    if a.mse == 0.0:
+        raise StatsInputError("ratings: the residual mean square is zero, so the ICC F-test and interval are undefined")
+    if a.msr == 0.0:
+        raise StatsInputError("ratings: every target has the same mean rating, so the ICC is undefined")
+    q = 0.5 + level / 2.0
+    value, ci = _consistency_icc(a, kind, q) if kind[0] == "C" else _agreement_icc(a, kind, q)
+    return TestResult(
+        statistic=a.f,
+        pvalue=_scipy.f_sf(a.f, a.df1, a.df2),
+        n=a.n,
+        method=f"ICC({kind})",
+        value=float(value),
+        ci=(float(ci[0]), float(ci[1])),
+        level=level,
+    )
+
+
+class _TwoWay(NamedTuple):
+    """Mean squares of the two-way ANOVA of an (n targets x k raters) table."""
+
+    msr: float  # targets (rows)
+    msc: float  # raters (columns)
+    mse: float  # residual
+    n: int
+    k: int
+
+    @property
+    def df1(self) -> int:
+        return self.n - 1
+
+    @property
+    def df2(self) -> int:
+        return (self.n - 1) * (self.k - 1)
+
+    @property
+    def f(self) -> float:
+        """The ICC test statistic MSR / MSE on (df1, df2) degrees of freedom."""
+        return self.msr / self.mse
+
+
+def _two_way(x: NDArray[np.float64]) -> _TwoWay:
     n, k = x.shape
     grand = x.mean()
     row_means = x.mean(axis=1, keepdims=True)
@@ -134,43 +181,31 @@ def icc(ratings: ArrayLike, kind: IccKind = "A,1", *, level: float = 0.95) -> Te
     ss_cols = n * float(np.sum((col_means - grand) ** 2))
     ss_err = float(np.sum((x - row_means - col_means + grand) ** 2))
     df1, df2 = n - 1, (n - 1) * (k - 1)
-    msr, msc, mse = ss_rows / df1, ss_cols / (k - 1), ss_err / df2
-    if mse == 0.0:
-        raise StatsInputError("ratings: the residual mean square is zero, so the ICC F-test and interval are undefined")
-    if msr == 0.0:
-        raise StatsInputError("ratings: every target has the same mean rating, so the ICC is undefined")
-    f = msr / mse
-    q = 0.5 + level / 2.0
-    if kind[0] == "C":
-        f_low = f / _scipy.f_ppf(q, df1, df2)
-        f_high = f * _scipy.f_ppf(q, df2, df1)
-        if kind == "C,1":
-            value = (msr - mse) / (msr + (k - 1) * mse)
-            ci = ((f_low - 1) / (f_low + k - 1), (f_high - 1) / (f_high + k - 1))
-        else:
-            value = (msr - mse) / msr
-            ci = (1 - 1 / f_low, 1 - 1 / f_high)
-    else:
-        rho = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
-        fj = msc / mse
-        a = k * rho * fj + n * (1 + (k - 1) * rho) - k * rho
-        v = df2 * a**2 / (df1 * k**2 * rho**2 * fj**2 + (n * (1 + (k - 1) * rho) - k * rho) ** 2)
-        f_up = _scipy.f_ppf(q, df1, v)
-        f_lo = _scipy.f_ppf(q, v, df1)
-        common = k * msc + (k * n - k - n) * mse
-        low = n * (msr - f_up * mse) / (f_up * common + n * msr)
-        high = n * (f_lo * msr - mse) / (common + n * f_lo * msr)
-        if kind == "A,1":
-            value, ci = rho, (low, high)
-        else:
-            value = (msr - mse) / (msr + (msc - mse) / n)
-            ci = (low * k / (1 + low * (k - 1)), high * k / (1 + high * (k - 1)))
-    return TestResult(
-        statistic=f,
-        pvalue=_scipy.f_sf(f, df1, df2),
-        n=n,
-        method=f"ICC({kind})",
-        value=float(value),
-        ci=(float(ci[0]), float(ci[1])),
-        level=level,
-    )
+    return _TwoWay(ss_rows / df1, ss_cols / (k - 1), ss_err / df2, n, k)
+
+
+def _consistency_icc(a: _TwoWay, kind: IccKind, q: float) -> tuple[float, tuple[float, float]]:
+    """ICC(C,1) or ICC(C,k) with the exact F interval at quantile ``q``."""
+    msr, mse, k = a.msr, a.mse, a.k
+    f_low = a.f / _scipy.f_ppf(q, a.df1, a.df2)
+    f_high = a.f * _scipy.f_ppf(q, a.df2, a.df1)
+    if kind == "C,1":
+        return (msr - mse) / (msr + (k - 1) * mse), ((f_low - 1) / (f_low + k - 1), (f_high - 1) / (f_high + k - 1))
+    return (msr - mse) / msr, (1 - 1 / f_low, 1 - 1 / f_high)
+
+
+def _agreement_icc(a: _TwoWay, kind: IccKind, q: float) -> tuple[float, tuple[float, float]]:
+    """ICC(A,1) or ICC(A,k) with McGraw & Wong's approximate interval at quantile ``q``."""
+    msr, msc, mse, n, k = a
+    rho = (msr - mse) / (msr + (k - 1) * mse + k * (msc - mse) / n)
+    fj = msc / mse
+    v_num = k * rho * fj + n * (1 + (k - 1) * rho) - k * rho
+    v = a.df2 * v_num**2 / (a.df1 * k**2 * rho**2 * fj**2 + (n * (1 + (k - 1) * rho) - k * rho) ** 2)
+    f_up = _scipy.f_ppf(q, a.df1, v)
+    f_lo = _scipy.f_ppf(q, v, a.df1)
+    common = k * msc + (k * n - k - n) * mse
+    low = n * (msr - f_up * mse) / (f_up * common + n * msr)
+    high = n * (f_lo * msr - mse) / (common + n * f_lo * msr)
+    if kind == "A,1":
+        return rho, (low, high)
+    return (msr - mse) / (msr + (msc - mse) / n), (low * k / (1 + low * (k - 1)), high * k / (1 + high * (k - 1)))
