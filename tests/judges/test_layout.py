@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ebmeval.builtin_tasks  # noqa: F401  (registers every built-in task's templates)
-from ebmeval import arena, factuality, judges, scorers, synthesis
+from ebmeval import arena, factuality, judges, prompts, scorers, synthesis
 from ebmeval.builtin_tasks import text_file
 from ebmeval.judges import json_in_text, json_values
 from ebmeval.prompts import JUDGE_TEMPLATES, templates
@@ -26,7 +26,8 @@ def test_the_judges_stay_importable_where_they_were() -> None:
     assert synthesis.RubricJudge is judges.RubricJudge and synthesis.RubricPanel is judges.RubricPanel
     assert factuality.FactualityJudge is judges.FactualityJudge and factuality.Verdict is judges.FactualityVerdict
     assert arena.parse_pairwise is judges.parse_pairwise and arena.PAIRWISE is judges.PAIRWISE
-    assert scorers.judges.StepsWithReference is judges.StepsWithReference
+    kept = {name: getattr(scorers.judges, name) for name in scorers.judges.__all__}
+    assert kept == {name: getattr(judges if name in judges.__all__ else prompts, name) for name in kept}
     assert text_file.ReferenceJudge is judges.ReferenceJudge
 
 

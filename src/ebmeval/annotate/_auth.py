@@ -95,21 +95,18 @@ def home(request: Request) -> HTMLResponse:
     return render(request, "error.html", 200, message="Open the personal invitation link you received.", title="")
 
 
-@router.get("/join/{token}")
-def join(request: Request, token: str, session: DB) -> Response:
-    return exchange(request, session, token, lead=False, confirmed=False)
+def _link_routes(*, lead: bool) -> None:
+    """The routes of the admin link (``lead``) or of invitation links: opening one, and confirming a switch."""
+    path, name = ("/admin/join", "admin_join") if lead else ("/join", "join")
+
+    @router.get(path + "/{token}", name=name)
+    def join(request: Request, token: str, session: DB) -> Response:
+        return exchange(request, session, token, lead=lead, confirmed=False)
+
+    @router.post(path + "/confirm", name=name + "_confirmed")
+    async def join_confirmed(request: Request, session: DB) -> Response:
+        return await confirm_exchange(request, session, lead=lead)
 
 
-@router.post("/join/confirm")
-async def join_confirmed(request: Request, session: DB) -> Response:
-    return await confirm_exchange(request, session, lead=False)
-
-
-@router.get("/admin/join/{token}")
-def admin_join(request: Request, token: str, session: DB) -> Response:
-    return exchange(request, session, token, lead=True, confirmed=False)
-
-
-@router.post("/admin/join/confirm")
-async def admin_join_confirmed(request: Request, session: DB) -> Response:
-    return await confirm_exchange(request, session, lead=True)
+_link_routes(lead=False)
+_link_routes(lead=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
 from sqlalchemy import (
     JSON,
@@ -34,6 +34,22 @@ def aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+Id = Annotated[int, mapped_column(primary_key=True)]
+"""An integer primary key."""
+StudyId = Annotated[int, mapped_column(ForeignKey("studies.id"))]
+"""The study a row belongs to."""
+ItemId = Annotated[int, mapped_column(ForeignKey("items.id"))]
+"""An item of the study."""
+AnnotatorId = Annotated[int, mapped_column(ForeignKey("annotators.id"))]
+"""An annotator of the study."""
+AssignmentId = Annotated[int, mapped_column(ForeignKey("assignments.id"))]
+"""One annotator's task."""
+Sha256 = Annotated[str, mapped_column(String(64), unique=True)]
+"""The SHA-256 hex digest of a credential (token or session id), unique in its table."""
+Timestamp = Annotated[datetime, mapped_column(default=utcnow)]
+"""A UTC time, by default the moment the row is inserted."""
+
+
 class Base(DeclarativeBase):
     """Declarative base of the annotation tables."""
 
@@ -52,7 +68,7 @@ class Study(Base):
     """A study: one form, its systems, items, annotators and assignments."""
 
     __tablename__ = "studies"
-    id: Mapped[int] = mapped_column(primary_key=True)
+    id: Mapped[Id]
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(Text)
     form: Mapped[str] = mapped_column(String(32))
@@ -62,9 +78,9 @@ class Study(Base):
     pass_threshold: Mapped[float]
     calibration_size: Mapped[int | None] = mapped_column(nullable=True)
     """Gold examples per calibration attempt (None: all of them, so one attempt)."""
-    admin_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    admin_hash: Mapped[Sha256]
     status: Mapped[str] = mapped_column(String(16), default="open")
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_at: Mapped[Timestamp]
     systems: Mapped[list[System]] = relationship(back_populates="study", order_by="System.id")
     items: Mapped[list[Item]] = relationship(back_populates="study", order_by="Item.id")
     annotators: Mapped[list[Annotator]] = relationship(back_populates="study", order_by="Annotator.id")
@@ -76,8 +92,8 @@ class System(Base):
 
     __tablename__ = "systems"
     __table_args__ = (UniqueConstraint("study_id", "name"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    id: Mapped[Id]
+    study_id: Mapped[StudyId]
     name: Mapped[str] = mapped_column(String(200))
     run_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
     study: Mapped[Study] = relationship(back_populates="systems")
@@ -88,8 +104,8 @@ class Item(Base):
 
     __tablename__ = "items"
     __table_args__ = (UniqueConstraint("study_id", "item_key"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    id: Mapped[Id]
+    study_id: Mapped[StudyId]
     item_key: Mapped[str] = mapped_column(String(300))
     question: Mapped[str | None] = mapped_column(Text, nullable=True)
     reference: Mapped[str] = mapped_column(Text)
@@ -106,8 +122,8 @@ class Candidate(Base):
 
     __tablename__ = "candidates"
     __table_args__ = (UniqueConstraint("item_id", "system_id"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    id: Mapped[Id]
+    item_id: Mapped[ItemId]
     system_id: Mapped[int] = mapped_column(ForeignKey("systems.id"))
     text: Mapped[str] = mapped_column(Text)
     system: Mapped[System] = relationship()
@@ -118,10 +134,10 @@ class Annotator(Base):
 
     __tablename__ = "annotators"
     __table_args__ = (UniqueConstraint("study_id", "name"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    id: Mapped[Id]
+    study_id: Mapped[StudyId]
     name: Mapped[str] = mapped_column(String(200))
-    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    token_hash: Mapped[Sha256]
     used_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     """The hash of the invitation token once it was exchanged (it opens nothing, see ``_app.exchange``)."""
     committed_at: Mapped[datetime | None] = mapped_column(nullable=True)
@@ -136,9 +152,9 @@ class Assignment(Base):
 
     __tablename__ = "assignments"
     __table_args__ = (UniqueConstraint("annotator_id", "position"), UniqueConstraint("annotator_id", "item_id"))
-    id: Mapped[int] = mapped_column(primary_key=True)
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
-    item_id: Mapped[int] = mapped_column(ForeignKey("items.id"))
+    id: Mapped[Id]
+    annotator_id: Mapped[AnnotatorId]
+    item_id: Mapped[ItemId]
     position: Mapped[int]
     opened_at: Mapped[datetime | None] = mapped_column(nullable=True)
     completed_at: Mapped[datetime | None] = mapped_column(nullable=True)
@@ -152,8 +168,8 @@ class Shown(Base):
 
     __tablename__ = "shown"
     __table_args__ = (UniqueConstraint("assignment_id", "slot"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"))
+    id: Mapped[Id]
+    assignment_id: Mapped[AssignmentId]
     candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"))
     slot: Mapped[int]
     public_id: Mapped[str] = mapped_column(String(32), unique=True)
@@ -165,22 +181,22 @@ class Answer(Base):
 
     __tablename__ = "answers"
     __table_args__ = (UniqueConstraint("assignment_id", "target", "field"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id"))
+    id: Mapped[Id]
+    assignment_id: Mapped[AssignmentId]
     target: Mapped[str] = mapped_column(String(32))
     field: Mapped[str] = mapped_column(String(64))
     value: Mapped[str] = mapped_column(String(32))
     revisions: Mapped[int] = mapped_column(default=1)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_at: Mapped[Timestamp]
+    updated_at: Mapped[Timestamp]
 
 
 class CalibrationItem(Base):
     """A gold example: candidates with reference answers, a justification and passages to highlight."""
 
     __tablename__ = "calibration_items"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    id: Mapped[Id]
+    study_id: Mapped[StudyId]
     position: Mapped[int]
     reference: Mapped[str] = mapped_column(Text)
     candidates: Mapped[list[Any]] = mapped_column(JSON)
@@ -194,8 +210,8 @@ class CalibrationAnswer(Base):
 
     __tablename__ = "calibration_answers"
     __table_args__ = (UniqueConstraint("annotator_id", "calibration_item_id", "target", "field"),)
-    id: Mapped[int] = mapped_column(primary_key=True)
-    annotator_id: Mapped[int] = mapped_column(ForeignKey("annotators.id"))
+    id: Mapped[Id]
+    annotator_id: Mapped[AnnotatorId]
     calibration_item_id: Mapped[int] = mapped_column(ForeignKey("calibration_items.id"))
     target: Mapped[str] = mapped_column(String(32))
     field: Mapped[str] = mapped_column(String(64))
@@ -211,11 +227,11 @@ class AccessSession(Base):
     """
 
     __tablename__ = "annotate_sessions"
-    id: Mapped[int] = mapped_column(primary_key=True)
-    sid_hash: Mapped[str] = mapped_column(String(64), unique=True)
-    study_id: Mapped[int] = mapped_column(ForeignKey("studies.id"))
+    id: Mapped[Id]
+    sid_hash: Mapped[Sha256]
+    study_id: Mapped[StudyId]
     annotator_id: Mapped[int | None] = mapped_column(ForeignKey("annotators.id"), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_at: Mapped[Timestamp]
     expires_at: Mapped[datetime]
     study: Mapped[Study] = relationship()
     annotator: Mapped[Annotator | None] = relationship()

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from .._util.pages import template_folders
 from ._access import find_session
 from ._models import Annotator, Assignment, Study
 from ._security import csrf_ok, csrf_token, hash_token
@@ -56,7 +57,7 @@ class Web:
 
 def page_templates() -> Jinja2Templates:
     """The app's Jinja2 page templates."""
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates = Jinja2Templates(directory=template_folders(HERE / "templates"))
     templates.env.globals["no_calibration_left"] = NO_CALIBRATION_LEFT
     return templates
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from .._util.errors import MissingDependencyError, UsageError
+from .._util.pages import template_folders
 
 try:
     from fastapi import FastAPI, HTTPException, Query, Request
@@ -36,7 +37,7 @@ CONTENT_SECURITY_POLICY = (
 def create_app(store: str | Path) -> FastAPI:
     """The viewer over the run store at ``store``, opened read-only (a missing file is an error now)."""
     runs = RunStore(store, read_only=True)
-    templates = Jinja2Templates(directory=str(_HERE / "templates"))
+    templates = Jinja2Templates(directory=template_folders(_HERE / "templates"))
     templates.env.filters["short"] = _short
     templates.env.filters["number"] = _number
     app = FastAPI(title="ebmeval view", docs_url=None, redoc_url=None, openapi_url=None)

@@ -6,22 +6,9 @@ names where scorers are looked for. Importing it registers ``judge/steps-with-re
 applied to a stored run with ``ebmeval rescore RUN --scorer NAME``.
 """
 
-from ...judges import (
-    LIST_MAX_TOKENS,
-    STEP_MAX_TOKENS,
-    StepsWithoutReference,
-    StepsWithReference,
-    StepsWithReferenceSingle,
-    expert_steps,
-    numbered,
-    parse_counts,
-    parse_verdict,
-    parse_verdicts,
-    rationale_of,
-    steps_with_reference,
-    steps_with_reference_single,
-    steps_without_reference,
-)
+# A re-export: every name of __all__ but the two prompt tables is taken from ebmeval.judges as it is.
+# ruff: noqa: F403, F405
+from ...judges import *
 from ...prompts import PROMPT_VARIANTS, STEP_PROMPTS
 
 __all__ = [
