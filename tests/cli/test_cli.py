@@ -107,7 +107,8 @@ def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
         return rows
 
     scorers = {row["scorer"] for row in listed("scorers")}
-    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality"} <= scorers
+    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality", "factuality/labels"} <= scorers
+    assert {"human/factuality", "factuality/copying"} <= scorers
     workflows = {(row["workflow"], row["option"]) for row in listed("workflows")}
     assert {("direct", "strategy"), ("cot-refine", "strategy"), ("golden-rag", "workflow")} <= workflows
     templates = {row["template"]: row for row in listed("templates")}
