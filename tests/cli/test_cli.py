@@ -113,6 +113,7 @@ def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
     assert {("direct", "strategy"), ("cot-refine", "strategy"), ("golden-rag", "workflow")} <= workflows
     templates = {row["template"]: row for row in listed("templates")}
     assert any(t.startswith("question@v") for t in templates)
+    assert {"rerank/llm-pointwise@v1", "factuality/conclusion@v1"} <= set(templates)
     assert {row["family"] for row in templates.values()} == {"workflow", "judge"}
     shown = ebmeval("list", "scorers", cwd=tmp_path)
     assert shown.returncode == 0 and "triplet-f1" in shown.stdout

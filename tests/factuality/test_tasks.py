@@ -15,6 +15,7 @@ from ebmeval.models import ChatMessage, GenerateConfig, Model, get_model
 from ebmeval.models._model import DegenerateReplyError
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
+from ebmeval.store import RunStore
 from ebmeval.tasks import SampleContext, create_task
 
 
@@ -76,6 +77,8 @@ def test_conclusion_run_is_judged_and_analysable(tmp_path: Path) -> None:
     run_id = result.run.run_id
     pairs = pairs_from_run(store, run_id)
     assert len(pairs) == 3 and pairs[0].generated.startswith("There is insufficient")
+    (_sample, generation), *_ = RunStore(store).generations(run_id)
+    assert generation.metadata["prompt"] == "factuality/conclusion@v1"
     assessments = assessments_from_run(store, run_id)
     assert len(assessments) == 3
     first = assessments[0]

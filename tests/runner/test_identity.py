@@ -223,6 +223,43 @@ def test_a_synthesis_input_file_is_one_run_by_its_content_whatever_path_names_it
     assert identity("ratings.jsonl") not in same
 
 
+def synthesis_identity(tmp_path: Path, **args: object) -> str:
+    """The run id of the synthesis task over one item built with ``args``."""
+    import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
+    from ebmeval._util.hashing import stable_hash
+    from ebmeval.runner import run_identity
+
+    given = {"items": ["m3-26258610"], "text_metrics": False, **args}
+    task = create_task("synthesis", **given)
+    models = {"model": scripted_model(), "judge": scripted_model()}
+    return stable_hash(run_identity(config(tmp_path, task="synthesis", task_args=given), task, models))[:12]
+
+
+def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_another_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: neither prompt entered any identity, so a reworded prompt resumed the runs of the old one."""
+    import dataclasses
+
+    import ebmeval.builtin_tasks.factuality as factuality
+    import ebmeval.builtin_tasks.synthesis as synthesis
+    import ebmeval.workflows._retrieval as retrieval
+
+    reranking = synthesis_identity(tmp_path, workflow="standard-rag")
+    not_reranking = synthesis_identity(tmp_path, workflow="standard-rag", rerank_top_n=0)
+    conclusions = create_task("factuality/m3-conclusions").version
+    assert conclusions == "1-factuality/conclusion@v1"
+    assert retrieval.reranker_identity("llm") == "rerank/llm-pointwise@v1"
+    bumped = dataclasses.replace(synthesis.RERANK_POINTWISE, version=2)
+    monkeypatch.setattr(synthesis, "RERANK_POINTWISE", bumped)
+    monkeypatch.setattr(retrieval, "RERANK_POINTWISE", bumped)
+    monkeypatch.setattr(factuality, "CONCLUSION", dataclasses.replace(factuality.CONCLUSION, version=2))
+    assert synthesis_identity(tmp_path, workflow="standard-rag") != reranking
+    assert synthesis_identity(tmp_path, workflow="standard-rag", rerank_top_n=0) == not_reranking
+    assert retrieval.reranker_identity("llm") == "rerank/llm-pointwise@v2"
+    assert create_task("factuality/m3-conclusions").version != conclusions
+
+
 def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
     import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash

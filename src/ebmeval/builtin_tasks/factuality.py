@@ -39,6 +39,7 @@ from ..factuality import (
     normalize_modality,
 )
 from ..models import GenerateConfig, user
+from ..prompts import add_template
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
 from ._data import data_path, read_records, require
 
@@ -46,11 +47,16 @@ M3_CLAIMS = "factuality_m3_claims.jsonl.gz"
 M3_REVIEWS = "factuality_m3_reviews.jsonl.gz"
 EVIDENCE_INFERENCE = "factuality_evidence_inference.jsonl.gz"
 
-CONCLUSION_PROMPT = """Below are findings from the studies included in a systematic review.
+CONCLUSION = add_template(
+    "factuality/conclusion",
+    1,
+    """Below are findings from the studies included in a systematic review.
 
 {evidence}
 
-Write the conclusion of the systematic review in one or two sentences."""
+Write the conclusion of the systematic review in one or two sentences.""",
+    "factuality/m3-conclusions: the review conclusion from the trial evidence sentences, one per line.",
+)
 
 
 def _shuffled(samples: list[Sample], order_seed: int | None) -> list[Sample]:
@@ -233,8 +239,8 @@ class ConclusionWriter:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Write the conclusion of ``sample``'s review."""
         evidence = "\n".join(f"- {d.text}" for d in sample.documents)
-        output = await ctx.generate("conclusion", [user(CONCLUSION_PROMPT.format(evidence=evidence))])
-        return WorkflowResult(output=output.text.strip())
+        output = await ctx.generate("conclusion", [user(CONCLUSION.render(evidence=evidence))])
+        return WorkflowResult(output=output.text.strip(), metadata={"prompt": CONCLUSION.id})
 
 
 @task("factuality/m3-conclusions")
@@ -246,6 +252,7 @@ def m3_conclusions(order_seed: int | None = 0, judge_max_tokens: int = 160) -> T
         dataset=samples,
         workflow=ConclusionWriter(),
         scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
+        version=f"1-{CONCLUSION.id}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=120),
         roles=("judge",),
     )

@@ -12,6 +12,7 @@ from typing import Literal
 from .._util.errors import ConfigError, UnknownNameError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig
+from ..prompts import RERANK_POINTWISE
 from ..synthesis import (
     DEFAULT_K,
     EVIDENCE_WORKFLOWS,
@@ -176,6 +177,17 @@ def _workflow(
     )
 
 
+def _template_versions(prompts: PromptSet, workflow: Workflow) -> dict[str, int]:
+    """Template name → version of every template the task asks with, which its version folds in.
+
+    The prompt set's, and the LLM reranker's where ``standard-rag`` reranks (``rerank_top_n`` > 0).
+    """
+    versions = prompt_versions(prompts)
+    if isinstance(workflow, StandardRAG) and workflow.rerank_top_n > 0:
+        versions[RERANK_POINTWISE.name] = RERANK_POINTWISE.version
+    return versions
+
+
 WORKFLOW_OPTIONS: dict[str, tuple[str, ...]] = {
     "k": ("standard-rag",),
     "n_distractors": ("standard-rag",),
@@ -337,19 +349,20 @@ def synthesis(
         roles.append("evaluator")
     if workflow == "negated-rag":
         roles += ["negator", "negation_checker"]
+    templates = _template_versions(chosen_prompts, chosen)
     task = Task(
         name="synthesis",
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}",
+        version=f"{DATA_VERSION}.{stable_hash(templates, 8)}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
         role_defaults={"negator": DEFAULT_NEGATOR, "negation_checker": "role:negator"}
         if workflow == "negated-rag"
         else {},
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
-        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
+        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": templates},
     )
     files = {"path": path, "abstracts": abstracts, "feasibility_ratings": feasibility_ratings}
     identities: dict[str, str | None] = {option: file_digest(f) for option, f in files.items() if f is not None}
