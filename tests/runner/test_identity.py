@@ -235,6 +235,31 @@ def synthesis_identity(tmp_path: Path, **args: object) -> str:
     return stable_hash(run_identity(config(tmp_path, task="synthesis", task_args=given), task, models))[:12]
 
 
+def test_a_negation_store_is_one_run_whatever_spelling_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the store as given named the run: ``neg.sqlite``, ``./neg.sqlite`` and its absolute path were three."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EBMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def identity(**args: object) -> str:
+        return synthesis_identity(tmp_path, workflow="negated-rag", **args)
+
+    spellings = ("neg.sqlite", "./neg.sqlite", str(tmp_path / "neg.sqlite"), "cache/../neg.sqlite")
+    assert len({identity(negation_store=path) for path in spellings}) == 1
+    default = identity()
+    assert identity(negation_store="cache/negations.sqlite") == default  # the default store, named
+    assert identity(negation_store=str(tmp_path / "cache" / "negations.sqlite")) == default
+    assert identity(negation_store="other.sqlite") not in {default, identity(negation_store="neg.sqlite")}
+    task = create_task("synthesis", workflow="negated-rag", negation_store="./neg.sqlite")
+    assert task.args["negation_store"] == str(tmp_path / "neg.sqlite")
+    assert task.workflow.negations.path == tmp_path / "neg.sqlite"  # type: ignore[attr-defined]
+    assert (
+        create_task("synthesis", workflow="negated-rag", negation_store="cache/negations.sqlite").args["negation_store"]
+        is None
+    )
+
+
 def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_another_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import Path
 from typing import Literal
 
 from .._util.errors import ConfigError, UnknownNameError
@@ -34,6 +35,7 @@ from ..synthesis import (
     StandardRAG,
     SynthesisItem,
     WorkflowName,
+    default_negation_path,
     load_jsonl,
     prompt_set,
     prompt_versions,
@@ -177,6 +179,17 @@ def _workflow(
     )
 
 
+def _negation_store(path: str | None) -> str | None:
+    """The store ``path`` names, however spelled: its resolved absolute path; ``None`` for the default store.
+
+    The default (:func:`~ebmeval.synthesis.default_negation_path`) is ``None`` whether named or not.
+    """
+    if path is None:
+        return None
+    resolved = Path(path).resolve()
+    return None if resolved == default_negation_path().resolve() else str(resolved)
+
+
 def _template_versions(prompts: PromptSet, workflow: Workflow) -> dict[str, int]:
     """Template name → version of every template the task asks with, which its version folds in.
 
@@ -264,7 +277,8 @@ def synthesis(
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
         feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
             above this (MedMeta: over 4).
-        negation_store: SQLite file of negations (default: next to the response cache).
+        negation_store: SQLite file of negations (default: next to the response cache); the run records
+            it by its resolved absolute path, and the default file named as no file.
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
         prompts: the prompt set of the workflows and the rubric judges: ``ebmeval`` (ebmeval's own) or
@@ -305,6 +319,7 @@ def synthesis(
             )
         if abstracts is not None:
             samples = check_coverage(samples, min_coverage)
+    store = _negation_store(negation_store)
     chosen = (
         _index_rag(
             retrieval, reranker, k=k, depth=depth, n_questions=n_questions, overflow=overflow, prompts=chosen_prompts
@@ -322,7 +337,7 @@ def synthesis(
             max_iterations=max_iterations,
             threshold=threshold,
             feasibility_runs=feasibility_runs,
-            negation_store=negation_store,
+            negation_store=store,
             prompts=chosen_prompts,
         )
     )
@@ -361,6 +376,7 @@ def synthesis(
         role_defaults={"negator": DEFAULT_NEGATOR, "negation_checker": "role:negator"}
         if workflow == "negated-rag"
         else {},
+        normalised_args={"negation_store": store},
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
         metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": templates},
     )
