@@ -107,11 +107,13 @@ def test_list_scorers_workflows_and_templates(tmp_path: Path) -> None:
         return rows
 
     scorers = {row["scorer"] for row in listed("scorers")}
-    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality"} <= scorers
+    assert {"accuracy", "triplet-f1", "judge/rubric-0-5", "judge/factuality", "factuality/labels"} <= scorers
+    assert {"human/factuality", "factuality/copying"} <= scorers
     workflows = {(row["workflow"], row["option"]) for row in listed("workflows")}
     assert {("direct", "strategy"), ("cot-refine", "strategy"), ("golden-rag", "workflow")} <= workflows
     templates = {row["template"]: row for row in listed("templates")}
     assert any(t.startswith("question@v") for t in templates)
+    assert {"rerank/llm-pointwise@v1", "factuality/conclusion@v1"} <= set(templates)
     assert {row["family"] for row in templates.values()} == {"workflow", "judge"}
     shown = ebmeval("list", "scorers", cwd=tmp_path)
     assert shown.returncode == 0 and "triplet-f1" in shown.stdout

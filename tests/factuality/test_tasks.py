@@ -15,6 +15,7 @@ from ebmeval.models import ChatMessage, GenerateConfig, Model, get_model
 from ebmeval.models._model import DegenerateReplyError
 from ebmeval.models.providers.scripted import ScriptedModel
 from ebmeval.runner import RunConfig, run
+from ebmeval.store import RunStore
 from ebmeval.tasks import SampleContext, create_task
 
 
@@ -76,6 +77,8 @@ def test_conclusion_run_is_judged_and_analysable(tmp_path: Path) -> None:
     run_id = result.run.run_id
     pairs = pairs_from_run(store, run_id)
     assert len(pairs) == 3 and pairs[0].generated.startswith("There is insufficient")
+    (_sample, generation), *_ = RunStore(store).generations(run_id)
+    assert generation.metadata["prompt"] == "factuality/conclusion@v1"
     assessments = assessments_from_run(store, run_id)
     assert len(assessments) == 3
     first = assessments[0]
@@ -85,6 +88,41 @@ def test_conclusion_run_is_judged_and_analysable(tmp_path: Path) -> None:
     again = ScriptedModel([])
     run(config, task=create_task("factuality/m3-conclusions"), models={"model": Model(again), "judge": Model(again)})
     assert again.requests == []
+
+
+def write_summaries(folder: Path) -> dict[str, str]:
+    """Two summaries generated elsewhere, their targets and two annotators' labels; the task's file options."""
+    (folder / "generated.csv").write_text("ReviewID,Generated\nr1,Statins lower mortality.\nr2,Aspirin helps.\n")
+    (folder / "targets.csv").write_text("ReviewID,Target\nr1,Statins reduce mortality.\nr2,Aspirin has no effect.\n")
+    categories = ("population", "intervention", "outcome", "direction", "modality", "grammar", "lexical")
+    header = ",".join(f"{c}__{who}" for who in ("main", "b") for c in categories)
+    rows = [f"ReviewID,{header}", "r1," + ",".join("1" * 14), "r2," + ",".join("1110111" + "0110111")]
+    (folder / "labels.csv").write_text("\n".join(rows) + "\n")
+    return {name: str(folder / f"{name}.csv") for name in ("generated", "targets", "labels")}
+
+
+def test_the_factuality_scorers_are_registered_and_their_tasks_build_them_through_the_registration(
+    tmp_path: Path,
+) -> None:
+    """Before: unregistered, so missing from ``list scorers`` and the glossary, with identities scraped."""
+    from ebmeval.tasks import create_scorer, is_binary_metric, scorer_spec, with_scorer_args
+    from ebmeval.tasks._identity import declared
+
+    files = write_summaries(tmp_path)
+    summaries = create_task("factuality/summaries", **files, judge=False)
+    scorers = {s.name: s for s in (*create_task("factuality/m3-claims").scorers, *summaries.scorers)}
+    assert set(scorers) == {"factuality/labels", "factuality/copying", "human/factuality"}
+    assert all(declared(s) is not None for s in scorers.values())
+    spec = {"version": "1", "args": {}, "templates": [], "roles": {}}  # as runs made before recorded them
+    assert scorer_spec(scorers["factuality/labels"], {}) == {"name": "factuality/labels", **spec}
+    assert scorer_spec(scorers["factuality/copying"], {}) == {"name": "factuality/copying", **spec}
+    human = {**spec, "name": "human/factuality", "args": {"annotator": "main", "labels": files["labels"]}}
+    assert scorer_spec(scorers["human/factuality"], {}) == human
+    assert scorer_spec(create_scorer("human/factuality", labels=files["labels"], annotator="main"), {}) == human
+    assert is_binary_metric("factuality/labels", "direction") and is_binary_metric("human/factuality", "pico")
+    assert not is_binary_metric("factuality/copying", "rouge1_target")
+    rebuilt = with_scorer_args(summaries, {"human/factuality": {"annotator": "b"}}).scorers
+    assert scorer_spec(rebuilt[-1], {})["args"] == {"annotator": "b", "labels": files["labels"]}
 
 
 @pytest.mark.local_model

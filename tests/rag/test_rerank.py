@@ -80,6 +80,18 @@ async def test_llm_pointwise_reranks_top_n(corpus: list[Document]) -> None:
     assert [(j.id, j.method, j.output) for j in judgments] == [("d1", "logprobs", "No"), ("d2", "unparsed", "Maybe?")]
 
 
+async def test_llm_pointwise_asks_with_its_registered_template(corpus: list[Document]) -> None:
+    """The relevance question is the registry's ``rerank/llm-pointwise@v1``, not a prompt of its own."""
+    from ebmeval.prompts import templates
+
+    template = templates.get("rerank/llm-pointwise")
+    assert template.id == "rerank/llm-pointwise@v1"
+    api, model = scripted_judge({"d1": "yes"})
+    document = tagged(corpus)[0].model_copy(update={"title": "Metformin"})
+    await LLMPointwiseReranker(model).judge("q?", candidates([document]))
+    assert api.requests[0][0][0].content == template.render(query="q?", document=f"Metformin\n{document.text}")
+
+
 async def test_llm_pointwise_through_sample_context_replays(corpus: list[Document]) -> None:
     docs = tagged(corpus)[:2]
     api, model = scripted_judge({"d1": "no", "d2": "yes"})

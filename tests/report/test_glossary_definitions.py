@@ -25,6 +25,7 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "accuracy": [{}, {"also_lenient": True}],
     "multi_answer": [{}, {"also_lenient": True}],
     "text/bleurt": [{"checkpoint": "bleurt-checkpoint"}],
+    "human/factuality": [{"labels": str(Path(__file__).with_name("factuality_labels.csv"))}],
 }
 """The arguments each scorer is built with: its defaults, and those that add metrics."""
 
@@ -92,8 +93,9 @@ async def test_every_metric_a_builtin_scorer_emits_has_a_definition(name: str) -
 
 def test_built_in_scorers_are_all_there() -> None:
     expected = {"accuracy", "multi_answer", "text/bertscore", "judge/factuality", "judge/rubric-panel", "triplet-f1"}
-    assert expected <= set(BUILTIN)
-    assert len(BUILTIN) >= 18
+    factuality = {"factuality/labels", "human/factuality", "factuality/copying"}  # before: unregistered, no glossary
+    assert expected | factuality <= set(BUILTIN)
+    assert len(BUILTIN) >= 21
 
 
 def test_metric_names_that_depend_on_settings_and_scorer_variants_find_their_entry() -> None:

@@ -223,6 +223,68 @@ def test_a_synthesis_input_file_is_one_run_by_its_content_whatever_path_names_it
     assert identity("ratings.jsonl") not in same
 
 
+def synthesis_identity(tmp_path: Path, **args: object) -> str:
+    """The run id of the synthesis task over one item built with ``args``."""
+    import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
+    from ebmeval._util.hashing import stable_hash
+    from ebmeval.runner import run_identity
+
+    given = {"items": ["m3-26258610"], "text_metrics": False, **args}
+    task = create_task("synthesis", **given)
+    models = {"model": scripted_model(), "judge": scripted_model()}
+    return stable_hash(run_identity(config(tmp_path, task="synthesis", task_args=given), task, models))[:12]
+
+
+def test_a_negation_store_is_one_run_whatever_spelling_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the store as given named the run: ``neg.sqlite``, ``./neg.sqlite`` and its absolute path were three."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EBMEVAL_CACHE_DIR", str(tmp_path / "cache"))
+
+    def identity(**args: object) -> str:
+        return synthesis_identity(tmp_path, workflow="negated-rag", **args)
+
+    spellings = ("neg.sqlite", "./neg.sqlite", str(tmp_path / "neg.sqlite"), "cache/../neg.sqlite")
+    assert len({identity(negation_store=path) for path in spellings}) == 1
+    default = identity()
+    assert identity(negation_store="cache/negations.sqlite") == default  # the default store, named
+    assert identity(negation_store=str(tmp_path / "cache" / "negations.sqlite")) == default
+    assert identity(negation_store="other.sqlite") not in {default, identity(negation_store="neg.sqlite")}
+    task = create_task("synthesis", workflow="negated-rag", negation_store="./neg.sqlite")
+    assert task.args["negation_store"] == str(tmp_path / "neg.sqlite")
+    assert task.workflow.negations.path == tmp_path / "neg.sqlite"  # type: ignore[attr-defined]
+    assert (
+        create_task("synthesis", workflow="negated-rag", negation_store="cache/negations.sqlite").args["negation_store"]
+        is None
+    )
+
+
+def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_another_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: neither prompt entered any identity, so a reworded prompt resumed the runs of the old one."""
+    import dataclasses
+
+    import ebmeval.builtin_tasks.factuality as factuality
+    import ebmeval.builtin_tasks.synthesis as synthesis
+    import ebmeval.workflows._retrieval as retrieval
+
+    reranking = synthesis_identity(tmp_path, workflow="standard-rag")
+    not_reranking = synthesis_identity(tmp_path, workflow="standard-rag", rerank_top_n=0)
+    conclusions = create_task("factuality/m3-conclusions").version
+    assert conclusions == "1-factuality/conclusion@v1"
+    assert retrieval.reranker_identity("llm") == "rerank/llm-pointwise@v1"
+    bumped = dataclasses.replace(synthesis.RERANK_POINTWISE, version=2)
+    monkeypatch.setattr(synthesis, "RERANK_POINTWISE", bumped)
+    monkeypatch.setattr(retrieval, "RERANK_POINTWISE", bumped)
+    monkeypatch.setattr(factuality, "CONCLUSION", dataclasses.replace(factuality.CONCLUSION, version=2))
+    assert synthesis_identity(tmp_path, workflow="standard-rag") != reranking
+    assert synthesis_identity(tmp_path, workflow="standard-rag", rerank_top_n=0) == not_reranking
+    assert retrieval.reranker_identity("llm") == "rerank/llm-pointwise@v2"
+    assert create_task("factuality/m3-conclusions").version != conclusions
+
+
 def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
     import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash

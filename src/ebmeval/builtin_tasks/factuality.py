@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from .._util.errors import ConfigError, DataError
 from ..factuality import (
+    BINARY_CATEGORIES,
+    DERIVED_CATEGORIES,
     DIRECTIONS,
     MODALITIES,
     FactualityJudge,
@@ -37,18 +39,24 @@ from ..factuality import (
     normalize_modality,
 )
 from ..models import GenerateConfig, user
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, task
+from ..prompts import add_template
+from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
 from ._data import data_path, read_records
 
 M3_CLAIMS = "factuality_m3_claims.jsonl.gz"
 M3_REVIEWS = "factuality_m3_reviews.jsonl.gz"
 EVIDENCE_INFERENCE = "factuality_evidence_inference.jsonl.gz"
 
-CONCLUSION_PROMPT = """Below are findings from the studies included in a systematic review.
+CONCLUSION = add_template(
+    "factuality/conclusion",
+    1,
+    """Below are findings from the studies included in a systematic review.
 
 {evidence}
 
-Write the conclusion of the systematic review in one or two sentences."""
+Write the conclusion of the systematic review in one or two sentences.""",
+    "factuality/m3-conclusions: the review conclusion from the trial evidence sentences, one per line.",
+)
 
 
 def _shuffled(samples: list[Sample], order_seed: int | None) -> list[Sample]:
@@ -178,12 +186,25 @@ class LabelCorrectness:
         return Score(values=values, metadata={"predicted": predicted})
 
 
+@scorer("factuality/labels", version="1", binary=("direction", "modality"))
+def label_correctness() -> LabelCorrectness:
+    """Correctness of the direction and modality a model gave a statement, against the gold labels.
+
+    Metrics:
+        direction: 1 when the predicted effect direction (positive, negative, no effect) equals the gold
+            one, 0 when it differs or is missing; None when the sample has no gold direction.
+        modality: 1 when the predicted modality (strong, moderate, weak, no evidence, no claim) equals the
+            gold one, 0 when it differs or is missing; None when the sample has no gold modality.
+    """
+    return LabelCorrectness()
+
+
 def _labelling_task(name: str, samples: list[Sample], scheme: Scheme, args: dict[str, Any]) -> Task:
     return Task(
         name=name,
         dataset=samples,
         workflow=ClaimLabeller(scheme),
-        scorers=[LabelCorrectness()],
+        scorers=[label_correctness()],
         parser=parse_labels,
         args=args,
         generate_config=GenerateConfig(temperature=0.0, max_tokens=160),
@@ -216,8 +237,8 @@ class ConclusionWriter:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Write the conclusion of ``sample``'s review."""
         evidence = "\n".join(f"- {d.text}" for d in sample.documents)
-        output = await ctx.generate("conclusion", [user(CONCLUSION_PROMPT.format(evidence=evidence))])
-        return WorkflowResult(output=output.text.strip())
+        output = await ctx.generate("conclusion", [user(CONCLUSION.render(evidence=evidence))])
+        return WorkflowResult(output=output.text.strip(), metadata={"prompt": CONCLUSION.id})
 
 
 @task("factuality/m3-conclusions")
@@ -229,6 +250,7 @@ def m3_conclusions(order_seed: int | None = 0, judge_max_tokens: int = 160) -> T
         dataset=samples,
         workflow=ConclusionWriter(),
         scorers=[FactualityJudge(max_tokens=judge_max_tokens)],
+        version=f"1-{CONCLUSION.id}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=120),
         roles=("judge",),
     )
@@ -307,6 +329,32 @@ class HumanFactuality:
         return Score(values={k: None if v is None else float(v) for k, v in values.items()})
 
 
+@scorer("human/factuality", version="1", binary=(*BINARY_CATEGORIES, *DERIVED_CATEGORIES))
+def human_factuality(labels: str, annotator: str | None = None) -> HumanFactuality:
+    """One annotator's factuality labels of each summary, read from ``labels``, as ``judge/factuality`` reports them.
+
+    ``labels`` is any layout ``ebmeval factuality analyze --human`` reads; ``annotator`` names whose
+    labels (default: the file's first annotator). Each metric is 1 (yes), 0 (no) or None where the
+    annotator gave no label; a summary the annotator did not label has every metric None.
+
+    Metrics:
+        population: 1 when the annotator marked the summary's population the same as the target's.
+        intervention: 1 when the annotator marked its intervention or exposure the same.
+        outcome: 1 when the annotator marked its outcome the same.
+        direction: 1 when the annotator marked the effect directions as agreeing; where not marked, 1 when
+            the two side labels are equal, None where either side is "no evidence" or "no claim".
+        modality: 1 when the annotator marked the claim modalities as agreeing; where not marked, 1 when
+            the two side labels are equal.
+        grammar: 1 when the annotator marked the summary grammatical.
+        lexical: 1 when the annotator marked its words as used correctly.
+        non_redundancy: 1 when the annotator marked it free of repetition.
+        pico: population ∧ intervention ∧ outcome: 0 when any of them is 0, else None when any is None.
+        factually_correct: pico ∧ modality ∧ direction, a None (not applicable) direction not counting.
+        fully_correct: factually_correct ∧ grammar ∧ lexical ∧ non_redundancy.
+    """
+    return HumanFactuality(labels, annotator)
+
+
 class Copying:
     """ROUGE-1/2/L F of the summary against its target and, where the sample has one, its background."""
 
@@ -322,6 +370,25 @@ class Copying:
         values: dict[str, float | None] = {f"{k}_target": v for k, v in target.items()}
         values |= {f"{k}_background": against.get(k) for k in target}
         return Score(values=values)
+
+
+@scorer("factuality/copying", version="1")
+def copying() -> Copying:
+    """How much of its target and its background a summary copies, by ROUGE F-measure (Porter-stemmed).
+
+    ROUGE-N F = 2PR / (P + R), P the share of the summary's n-grams found in the reference and R the
+    share of the reference's n-grams found in the summary (clipped counts); ROUGE-L uses the longest
+    common subsequence in place of the n-gram overlap.
+
+    Metrics:
+        rouge1_target: ROUGE-1 F (unigrams) of the summary against its target.
+        rouge2_target: ROUGE-2 F (bigrams) of the summary against its target.
+        rougeL_target: ROUGE-L F (longest common subsequence) of the summary against its target.
+        rouge1_background: ROUGE-1 F against the review's background; None when the sample has none.
+        rouge2_background: ROUGE-2 F against the background; None when the sample has none.
+        rougeL_background: ROUGE-L F against the background; None when the sample has none.
+    """
+    return Copying()
 
 
 @task("factuality/summaries")
@@ -353,11 +420,11 @@ def given_summaries(
         raise ConfigError("judge", "with judge=false give labels=FILE: nothing would grade the summaries")
     samples = _given_samples(read_generated(generated), targets, source)
     digests = [_file_digest(path) for path in (generated, targets, labels) if path]
-    scorers: list[Any] = [Copying()]
+    scorers: list[Any] = [copying()]
     if judge:
         scorers.append(FactualityJudge(max_tokens=judge_max_tokens))
     if labels is not None:
-        scorers.append(HumanFactuality(labels, annotator))
+        scorers.append(human_factuality(labels, annotator))
     return Task(
         name="factuality/summaries",
         dataset=samples,

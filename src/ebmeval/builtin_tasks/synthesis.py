@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import Path
 from typing import Literal
 
 from .._util.errors import ConfigError, UnknownNameError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig
+from ..prompts import RERANK_POINTWISE
 from ..synthesis import (
     DEFAULT_K,
     EVIDENCE_WORKFLOWS,
@@ -33,6 +35,7 @@ from ..synthesis import (
     StandardRAG,
     SynthesisItem,
     WorkflowName,
+    default_negation_path,
     load_jsonl,
     prompt_set,
     prompt_versions,
@@ -176,6 +179,28 @@ def _workflow(
     )
 
 
+def _negation_store(path: str | None) -> str | None:
+    """The store ``path`` names, however spelled: its resolved absolute path; ``None`` for the default store.
+
+    The default (:func:`~ebmeval.synthesis.default_negation_path`) is ``None`` whether named or not.
+    """
+    if path is None:
+        return None
+    resolved = Path(path).resolve()
+    return None if resolved == default_negation_path().resolve() else str(resolved)
+
+
+def _template_versions(prompts: PromptSet, workflow: Workflow) -> dict[str, int]:
+    """Template name → version of every template the task asks with, which its version folds in.
+
+    The prompt set's, and the LLM reranker's where ``standard-rag`` reranks (``rerank_top_n`` > 0).
+    """
+    versions = prompt_versions(prompts)
+    if isinstance(workflow, StandardRAG) and workflow.rerank_top_n > 0:
+        versions[RERANK_POINTWISE.name] = RERANK_POINTWISE.version
+    return versions
+
+
 WORKFLOW_OPTIONS: dict[str, tuple[str, ...]] = {
     "k": ("standard-rag",),
     "n_distractors": ("standard-rag",),
@@ -252,7 +277,8 @@ def synthesis(
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
         feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
             above this (MedMeta: over 4).
-        negation_store: SQLite file of negations (default: next to the response cache).
+        negation_store: SQLite file of negations (default: next to the response cache); the run records
+            it by its resolved absolute path, and the default file named as no file.
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
         prompts: the prompt set of the workflows and the rubric judges: ``ebmeval`` (ebmeval's own) or
@@ -293,6 +319,7 @@ def synthesis(
             )
         if abstracts is not None:
             samples = check_coverage(samples, min_coverage)
+    store = _negation_store(negation_store)
     chosen = (
         _index_rag(
             retrieval, reranker, k=k, depth=depth, n_questions=n_questions, overflow=overflow, prompts=chosen_prompts
@@ -310,7 +337,7 @@ def synthesis(
             max_iterations=max_iterations,
             threshold=threshold,
             feasibility_runs=feasibility_runs,
-            negation_store=negation_store,
+            negation_store=store,
             prompts=chosen_prompts,
         )
     )
@@ -337,19 +364,21 @@ def synthesis(
         roles.append("evaluator")
     if workflow == "negated-rag":
         roles += ["negator", "negation_checker"]
+    templates = _template_versions(chosen_prompts, chosen)
     task = Task(
         name="synthesis",
         dataset=samples,
         workflow=chosen,
         scorers=scorers,
-        version=f"{DATA_VERSION}.{stable_hash(prompt_versions(chosen_prompts), 8)}",
+        version=f"{DATA_VERSION}.{stable_hash(templates, 8)}",
         generate_config=GenerateConfig(temperature=0.0, max_tokens=256),
         roles=roles,
         role_defaults={"negator": DEFAULT_NEGATOR, "negation_checker": "role:negator"}
         if workflow == "negated-rag"
         else {},
+        normalised_args={"negation_store": store},
         inapplicable_args=frozenset(o for o, used_by in WORKFLOW_OPTIONS.items() if workflow not in used_by),
-        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": prompt_versions(chosen_prompts)},
+        metadata={"card": "docs/tasks/synthesis.md", "source": source, "prompts": templates},
     )
     files = {"path": path, "abstracts": abstracts, "feasibility_ratings": feasibility_ratings}
     identities: dict[str, str | None] = {option: file_digest(f) for option, f in files.items() if f is not None}

@@ -33,6 +33,7 @@ from ._qa import (
     REFINE,
     REFINE_STRICT,
 )
+from ._retrieval import RERANK_POINTWISE
 from ._rubric import EBMEVAL_RUBRIC, MEDMETA_RUBRIC, RUBRIC_RETRY_SCHEMA, RUBRICS, Rubric, rubric_wording
 from ._sets import CAREMEDEVAL_EN, CAREMEDEVAL_FR, DEFAULT, PromptSet, add_prompt_set, prompt_sets
 from ._template import PromptTemplate, add_template, list_templates, templates
@@ -73,6 +74,7 @@ __all__ = [
     "PromptSet",
     "PromptTemplate",
     "QUESTION",
+    "RERANK_POINTWISE",
     "REFINE",
     "REFINE_STRICT",
     "add_prompt_set",

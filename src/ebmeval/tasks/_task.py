@@ -143,6 +143,10 @@ class Task:
     identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
     identical copy name one run. Set with :func:`identified_by_content`, which joins the identities
     to the version at the same time."""
+    normalised_args: dict[str, Any] = field(default_factory=dict)
+    """Options recorded, and identifying the run, in the normal form the factory gave them rather than as
+    given: a file path resolved, so that ``neg.sqlite``, ``./neg.sqlite`` and its absolute path name one
+    run (:func:`create_task` records these values in ``args``)."""
     inapplicable_args: frozenset[str] = frozenset()
     """Options the chosen workflow does not use (``max_iterations`` with ``golden-rag``): left out of
     the run's identity, and a run that sets one says it was ignored."""
@@ -360,7 +364,8 @@ def create_task(name: str, **args: Any) -> Task:
     """Build the registered task ``name`` with ``args``, each checked against the factory's signature.
 
     Options of a :func:`task_layer` that the factory does not take are checked against the
-    layer's signature and applied to the built task. Command-line values
+    layer's signature and applied to the built task; an option the factory normalised
+    (``Task.normalised_args``) is recorded in its normal form. Command-line values
     (:class:`~ebmeval._util.options.OptionText`) are read by the option's declared type; see
     :mod:`ebmeval._util.options`. Raises ``UnknownNameError`` for an unknown task and
     ``ConfigError`` for an option neither the factory nor a layer takes or a value of the wrong type.
@@ -377,7 +382,7 @@ def create_task(name: str, **args: Any) -> Task:
     except TypeError as exc:
         raise ConfigError("task_args", f"task '{name}': {exc}") from exc
     defaults = {k: p.default for k, p in own.items() if p.default is not inspect.Parameter.empty}
-    recorded = {**defaults, **checked}
+    recorded = {**defaults, **checked, **built.normalised_args}
     for (layer, options), given in zip(layered, by_layer, strict=True):
         if not given:
             continue

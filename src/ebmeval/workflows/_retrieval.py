@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .._util.errors import ConfigError, require_at_least_one
 from ..models import ChatMessage
+from ..prompts import RERANK_POINTWISE
 from ..tasks import (
     Document,
     RetrievedDocument,
@@ -214,9 +215,13 @@ def index_hash(index: str) -> str:
 
 
 def reranker_identity(rerank: str | None) -> str | None:
-    """``rerank-llm``, or a cross-encoder folder by its files' fingerprint (``rerank-<hash>``); ``None`` for none."""
+    """A reranker as the task version holds it: the LLM one by its template, a cross-encoder by its files.
+
+    ``rerank/llm-pointwise@v1`` (the template's id), or ``rerank-<hash>`` of a cross-encoder folder's
+    fingerprint; ``None`` for no reranker.
+    """
     if rerank is None or rerank == LLM_RERANKER:
-        return None if rerank is None else "rerank-llm"
+        return None if rerank is None else RERANK_POINTWISE.id
     from ..rag.retrievers import model_fingerprint
 
     return f"rerank-{model_fingerprint(Path(rerank))[:12]}"

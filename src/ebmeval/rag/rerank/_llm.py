@@ -12,20 +12,17 @@ from pydantic import BaseModel
 from ..._util.hashing import stable_hash
 from ...judges import leading_verdict, read_verdict
 from ...models import GenerateConfig, Model, ModelOutput
+from ...prompts import RERANK_POINTWISE
 from ...tasks import Call, RetrievedDocument, SampleContext
 from ._base import reorder, reranker
 
-PROMPT_NAME = "rerank/llm-pointwise"
-PROMPT_VERSION = "1"
-PROMPT = """You judge whether a document is relevant to a medical question.
-
-Question: {query}
-
-Document:
-{document}
-
-Does the document contain information that helps answer the question? Answer with one word: yes or no."""
-"""The relevance prompt; ``{query}`` and ``{document}`` (title, newline, text) are filled in."""
+PROMPT_NAME = RERANK_POINTWISE.name
+"""The template's registry name, which also names the reranker's steps."""
+PROMPT_VERSION = str(RERANK_POINTWISE.version)
+"""The template's version (its id is ``RERANK_POINTWISE.id``, ``rerank/llm-pointwise@v1``)."""
+PROMPT = RERANK_POINTWISE.text
+"""The relevance prompt (template :data:`ebmeval.prompts.RERANK_POINTWISE`); ``{query}`` and
+``{document}`` (title, newline, text) are filled in."""
 
 CONFIG = GenerateConfig(temperature=0, max_tokens=3, logprobs=True, top_logprobs=5)
 """Greedy, short, with the top-5 alternatives of each token."""
@@ -106,7 +103,7 @@ class LLMPointwiseReranker:
     async def _generate(self, query: str, candidate: RetrievedDocument) -> ModelOutput:
         document = candidate.document
         body = f"{document.title}\n{document.text}" if document.title else document.text
-        prompt = PROMPT.format(query=query, document=body)
+        prompt = RERANK_POINTWISE.render(query=query, document=body)
         ctx = self.model if isinstance(self.model, SampleContext) else SampleContext({self.role: self.model})
         step = f"{PROMPT_NAME}/{stable_hash(query, 12)}/{document.id}"
         return await ctx.generate(step, prompt, self.config, role=self.role, call=RERANK_CALL)
