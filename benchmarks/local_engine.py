@@ -112,11 +112,11 @@ def one_main_job(engine: str, limit: int, model: str = "local") -> dict[str, Any
 def one_slots(engine: str, slots: int, requests: int, max_tokens: int, model: str = "local") -> dict[str, Any]:
     """``requests`` long replies through ``slots`` parallel slots on ``engine`` in this process."""
     from ebmeval.models._local_files import resolve_local_model
-    from ebmeval.models.providers.llamacpp import select_engine, start_server
+    from ebmeval.models.providers.llamacpp import ServerSettings, select_engine, start_server
 
     file = resolve_local_model(model.removeprefix("local").removeprefix(":"))
     native = select_engine(engine)
-    server = start_server(file.path, native, n_ctx=1024, n_parallel=slots)
+    server = start_server(file.path, native, ServerSettings(n_ctx=1024, n_parallel=slots))
 
     def ask(prompt: str, tokens: int = max_tokens) -> dict[str, Any]:
         body = {

@@ -75,6 +75,18 @@ def connect(
     return db
 
 
+def open_table(path: Path, *, what: str, schema: str) -> sqlite3.Connection:
+    """A writer connection (see :func:`connect`) to a file of one table, made by ``schema`` if missing.
+
+    ``schema`` is the table's ``CREATE TABLE IF NOT EXISTS`` statement: the response cache and
+    the negation store are such files, shared by every run on the machine.
+    """
+    db = connect(path, what=what)
+    with translate(path, what, schema):
+        db.execute(schema)
+    return db
+
+
 def _switch_to_wal(db: sqlite3.Connection) -> None:
     """``PRAGMA journal_mode=WAL``, tried again while another process holds the lock it needs.
 

@@ -18,6 +18,11 @@ from .._util.hashing import stable_hash
 from ._types import ChatMessage, GenerateConfig, ModelOutput
 
 _WHAT = "response cache"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS responses ("
+    " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
+    " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
+)
 
 
 def default_cache_dir() -> Path:
@@ -51,13 +56,7 @@ class ResponseCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_dir() / "responses.sqlite"
         self._lock = threading.Lock()
-        self._db = sqlite.connect(self.path, what=_WHAT)
-        with sqlite.translate(self.path, _WHAT, "CREATE TABLE responses"):
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses ("
-                " key TEXT PRIMARY KEY, model TEXT NOT NULL, output TEXT NOT NULL,"
-                " created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
-            )
+        self._db = sqlite.open_table(self.path, what=_WHAT, schema=_SCHEMA)
         self._in_flight: dict[str, str] = {}
         """Output JSON by key of the writes not committed yet."""
         self._writer = sqlite.BackgroundWriter(self.path, what=_WHAT, on_commit=self._committed)

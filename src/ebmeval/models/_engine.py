@@ -542,7 +542,7 @@ def measure_build(binary: Path) -> SpeedCheck:
         EngineBuildError: A server did not start or load the model, or answered without timings.
     """
     from ._engine_speed import compare_engines
-    from .providers.llamacpp import available_cpus, start_llama_server
+    from .providers.llamacpp import ServerSettings, available_cpus, start_llama_server
 
     file = speed_check_model()
     threads = available_cpus()
@@ -552,7 +552,7 @@ def measure_build(binary: Path) -> SpeedCheck:
         raise EngineBuildError(f"the built server did not start for the speed check: {exc}") from None
     try:
         try:
-            prebuilt = start_llama_server(file.path, n_ctx=2048, n_threads=threads)
+            prebuilt = start_llama_server(file.path, ServerSettings(n_ctx=2048, n_threads=threads))
         except MissingDependencyError:
             prebuilt = None
         return compare_engines(native, prebuilt, model=file.name, n_threads=threads)

@@ -24,7 +24,7 @@ import httpx
 
 from .._util.errors import ModelError, UsageError
 from ._local_files import resolve_local_model
-from .providers.llamacpp import context_window, select_engine, start_server
+from .providers.llamacpp import ServerSettings, context_window, select_engine, start_server
 
 _READY_PREFIX = "ebmeval-serve: listening on "
 
@@ -57,9 +57,7 @@ def serve_model(
         engine: ``xllamacpp`` or ``native``; the native build when there is one for this CPU.
     """
     file = resolve_local_model("" if model == "local" else model.removeprefix("local:"))
-    server = start_server(
-        file.path,
-        select_engine(engine),
+    settings = ServerSettings(
         n_ctx=context_window(file, n_ctx),
         n_parallel=n_parallel,
         n_threads=n_threads,
@@ -68,6 +66,7 @@ def serve_model(
         api_key=api_key,
         alias=file.name,
     )
+    server = start_server(file.path, select_engine(engine), settings)
     stop = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():

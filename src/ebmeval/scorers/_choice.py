@@ -19,6 +19,7 @@ output, so summaries show how much the reading changed the score.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
 from typing import Literal
 
@@ -71,12 +72,43 @@ def lca_score(
     return credit[discordant] if discordant < len(credit) else 0.0
 
 
-def _check_unparsed(unparsed: str) -> None:
-    if unparsed not in ("zero", "skip"):
-        raise ConfigError("unparsed", f"must be 'zero' or 'skip', not {unparsed!r}")
+class _ChoiceScorer(ABC):
+    """What the choice scorers share: the ``unparsed`` policy, the optional lenient reading and the score."""
+
+    name: str
+    multi = False
+    """Whether an answer holds several letters (the lenient parser then reads them all)."""
+    also_lenient = False
+    """Whether the lenient reading is graded too (set on the instance, so specs without it stay as they were)."""
+
+    def __init__(self, unparsed: Unparsed = "zero", also_lenient: bool = False) -> None:
+        if unparsed not in ("zero", "skip"):
+            raise ConfigError("unparsed", f"must be 'zero' or 'skip', not {unparsed!r}")
+        self.unparsed = unparsed
+        if also_lenient:
+            self.also_lenient = True
+
+    @abstractmethod
+    def grade_answer(self, answer: ParsedAnswer, sample: Sample) -> dict[str, float | None]:
+        """The metrics of ``answer``, by the ``unparsed`` policy when it is unparsed."""
+
+    @abstractmethod
+    def explain(self, answer: ParsedAnswer, sample: Sample) -> str:
+        """The explanation of a parsed ``answer``'s score: the answer and the target."""
+
+    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
+        """Grade one answer."""
+        answer = generation.answer
+        values = self.grade_answer(answer, sample)
+        if self.also_lenient:
+            lenient = parse_choices(generation.output, sample.choices or {}, multi=self.multi)
+            values |= _lenient(self.grade_answer(lenient, sample))
+        if not answer.parsed:
+            return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
+        return Score(values=values, explanation=self.explain(answer, sample), metadata={"unparsed": False})
 
 
-class Accuracy:
+class Accuracy(_ChoiceScorer):
     """Single-answer accuracy: ``1`` when the parsed answer equals the target, else ``0``.
 
     Letters compare case-insensitively; a list target is matched as a set.
@@ -84,14 +116,6 @@ class Accuracy:
     """
 
     name = "accuracy"
-    also_lenient = False
-    """Whether the lenient reading is graded too (set on the instance, so specs without it stay as they were)."""
-
-    def __init__(self, unparsed: Unparsed = "zero", also_lenient: bool = False) -> None:
-        _check_unparsed(unparsed)
-        self.unparsed = unparsed
-        if also_lenient:
-            self.also_lenient = True
 
     def grade(self, answer: ParsedAnswer, sample: Sample) -> dict[str, float | None]:
         """The accuracy of ``answer``, by the ``unparsed`` policy when it is unparsed."""
@@ -99,22 +123,16 @@ class Accuracy:
             return {"accuracy": None if self.unparsed == "skip" else 0.0}
         return {"accuracy": float(_letters(answer.value) == {target.strip().upper() for target in sample.targets})}
 
-    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
-        """Grade one answer."""
-        answer = generation.answer
-        values = self.grade(answer, sample)
-        if self.also_lenient:
-            values |= _lenient(self.grade(parse_choices(generation.output, sample.choices or {}), sample))
-        if not answer.parsed:
-            return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
-        return Score(
-            values=values,
-            explanation=f"answer {answer.value!r}, target {sample.target!r}",
-            metadata={"unparsed": False},
-        )
+    def grade_answer(self, answer: ParsedAnswer, sample: Sample) -> dict[str, float | None]:
+        """:meth:`grade`: a single answer is graded as it was read."""
+        return self.grade(answer, sample)
+
+    def explain(self, answer: ParsedAnswer, sample: Sample) -> str:
+        """``answer 'B', target 'B'``."""
+        return f"answer {answer.value!r}, target {sample.target!r}"
 
 
-class MultiAnswer:
+class MultiAnswer(_ChoiceScorer):
     """The multi-answer metrics of CareMedEval, per question (P predicted, G gold letters).
 
     Metric keys, each averaged over questions by the run:
@@ -127,17 +145,13 @@ class MultiAnswer:
     """
 
     name = "multi_answer"
-    also_lenient = False
-    """Whether the lenient reading is graded too (set on the instance, so specs without it stay as they were)."""
+    multi = True
 
     def __init__(
         self, unparsed: Unparsed = "zero", lca_credit: Sequence[float] = LCA_CREDIT, also_lenient: bool = False
     ) -> None:
-        _check_unparsed(unparsed)
-        self.unparsed = unparsed
+        super().__init__(unparsed, also_lenient)
         self.lca_credit = tuple(lca_credit)
-        if also_lenient:
-            self.also_lenient = True
 
     def grade(self, predicted: Collection[str], sample: Sample) -> dict[str, float | None]:
         """The four metrics of ``predicted`` letters against ``sample``."""
@@ -159,20 +173,9 @@ class MultiAnswer:
         values = self.grade((), sample)
         return dict.fromkeys(values, None) if self.unparsed == "skip" else values
 
-    async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
-        """Grade one answer."""
-        answer = generation.answer
-        values = self.grade_answer(answer, sample)
-        if self.also_lenient:
-            lenient = parse_choices(generation.output, sample.choices or {}, multi=True)
-            values |= _lenient(self.grade_answer(lenient, sample))
-        if not answer.parsed:
-            return Score(values=values, explanation="unparsed", metadata={"unparsed": True})
-        return Score(
-            values=values,
-            explanation=f"answer {sorted(_letters(answer.value))}, target {sorted(sample.targets)}",
-            metadata={"unparsed": False},
-        )
+    def explain(self, answer: ParsedAnswer, sample: Sample) -> str:
+        """``answer ['A', 'C'], target ['A', 'C']``."""
+        return f"answer {sorted(_letters(answer.value))}, target {sorted(sample.targets)}"
 
 
 def _lenient(values: dict[str, float | None]) -> dict[str, float | None]:

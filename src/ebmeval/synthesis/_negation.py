@@ -38,6 +38,13 @@ from ..tasks import Call, Document, SampleContext, is_refusal, read_jsonl
 from ._prompts import NEGATE, NEGATION_CHECK
 
 _WHAT = "negation store"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS negations ("
+    " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
+    " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
+    " created_at TEXT NOT NULL, verdict TEXT, attempt INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (abstract_hash, negator_key, prompt))"
+)
 
 
 NEGATE_CALL = Call(
@@ -129,15 +136,8 @@ class NegationStore:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_negation_path()
         self._lock = threading.Lock()
-        self._db = sqlite.connect(self.path, what=_WHAT)
-        with sqlite.translate(self.path, _WHAT, "CREATE TABLE negations"):
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS negations ("
-                " abstract_hash TEXT NOT NULL, negator_key TEXT NOT NULL, prompt TEXT NOT NULL,"
-                " negator TEXT NOT NULL, document_id TEXT NOT NULL, abstract TEXT NOT NULL, negated TEXT NOT NULL,"
-                " created_at TEXT NOT NULL, verdict TEXT, attempt INTEGER NOT NULL DEFAULT 0,"
-                " PRIMARY KEY (abstract_hash, negator_key, prompt))"
-            )
+        self._db = sqlite.open_table(self.path, what=_WHAT, schema=_SCHEMA)
+        with sqlite.translate(self.path, _WHAT):
             _add_columns(self._db)
 
     def get(self, abstract: str, negator_key: str, prompt: str) -> Negation | None:

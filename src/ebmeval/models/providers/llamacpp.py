@@ -19,6 +19,7 @@ import secrets
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,22 +57,34 @@ def engine_version() -> str:
         raise MissingDependencyError(_FEATURE, "xllamacpp", "local") from None
 
 
-def start_llama_server(
-    path: Path,
-    *,
-    n_ctx: int,
-    n_parallel: int = 1,
-    n_threads: int | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    api_key: str | None = None,
-    alias: str | None = None,
-) -> Any:
-    """Load ``path`` into an ``xllamacpp.Server`` that also listens on ``host:port``.
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """How a llama.cpp server is started, on either engine.
 
-    Each of the ``n_parallel`` slots gets a window of ``n_ctx`` tokens. llama.cpp's own
-    logging is silenced; its errors reach callers as exceptions or error responses.
-    Port 0 picks a free port (``server.listening_address`` tells which).
+    Each of the ``n_parallel`` slots gets a window of ``n_ctx`` tokens. Port 0 picks a free
+    port; ``api_key`` is then required on every request; ``alias`` is the model name served.
+    """
+
+    n_ctx: int
+    n_parallel: int = 1
+    n_threads: int | None = None
+    """CPU threads; ``None`` for every core this process may run on."""
+    host: str = "127.0.0.1"
+    port: int = 0
+    api_key: str | None = None
+    alias: str | None = None
+
+    @property
+    def threads(self) -> int:
+        """The CPU threads to run on: ``n_threads``, else every available core."""
+        return self.n_threads or available_cpus()
+
+
+def start_llama_server(path: Path, settings: ServerSettings) -> Any:
+    """Load ``path`` into an ``xllamacpp.Server`` that also listens on ``settings``' host and port.
+
+    llama.cpp's own logging is silenced; its errors reach callers as exceptions or error
+    responses. With port 0, ``server.listening_address`` tells which port was picked.
 
     Raises:
         MissingDependencyError: ``xllamacpp`` is not installed.
@@ -84,18 +97,17 @@ def start_llama_server(
     params = xl.CommonParams()
     params.model.path = str(path)
     # llama.cpp divides the context among the slots; scale it so each slot gets n_ctx.
-    params.n_ctx = n_ctx * n_parallel
-    params.n_parallel = n_parallel
-    threads = n_threads or available_cpus()
-    params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.n_ctx = settings.n_ctx * settings.n_parallel
+    params.n_parallel = settings.n_parallel
+    params.cpuparams.n_threads = settings.threads
+    params.cpuparams_batch.n_threads = settings.threads
     params.verbosity = 0
-    params.hostnames = [host]
-    params.port = port
-    if api_key:
-        params.api_keys = [api_key]
-    if alias:
-        params.model_alias = {alias}
+    params.hostnames = [settings.host]
+    params.port = settings.port
+    if settings.api_key:
+        params.api_keys = [settings.api_key]
+    if settings.alias:
+        params.model_alias = {settings.alias}
     try:
         return xl.Server(params)
     except RuntimeError as exc:
@@ -129,18 +141,7 @@ def select_engine(engine: object = None) -> NativeEngine | None:
     return native
 
 
-def start_server(
-    path: Path,
-    native: NativeEngine | None,
-    *,
-    n_ctx: int,
-    n_parallel: int = 1,
-    n_threads: int | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    api_key: str | None = None,
-    alias: str | None = None,
-) -> Any:
+def start_server(path: Path, native: NativeEngine | None, settings: ServerSettings) -> Any:
     """Start ``path`` on the native build ``native``, or on ``xllamacpp`` when ``None``.
 
     Either way the result has ``listening_address`` and ``handle_chat_completions(request)``.
@@ -150,27 +151,18 @@ def start_server(
         ModelError: llama.cpp could not load the file.
     """
     if native is None:
-        return start_llama_server(
-            path,
-            n_ctx=n_ctx,
-            n_parallel=n_parallel,
-            n_threads=n_threads,
-            host=host,
-            port=port,
-            api_key=api_key,
-            alias=alias,
-        )
+        return start_llama_server(path, settings)
     try:
         return start_native_server(
             native.binary,
             path,
-            n_ctx=n_ctx,
-            n_parallel=n_parallel,
-            n_threads=n_threads or available_cpus(),
-            host=host,
-            port=port,
-            api_key=api_key,
-            alias=alias,
+            n_ctx=settings.n_ctx,
+            n_parallel=settings.n_parallel,
+            n_threads=settings.threads,
+            host=settings.host,
+            port=settings.port,
+            api_key=settings.api_key,
+            alias=settings.alias,
         )
     except RuntimeError as exc:
         raise ModelError(f"the native llama.cpp server could not load the model file {path} ({exc})") from None
@@ -253,15 +245,14 @@ class LlamaCppModel(ModelAPI):
         """The running server and a client of its tokenize endpoint, started on first use."""
         with self._lock:
             if self._server is None:
-                self._server = start_server(
-                    self.file.path,
-                    self.native,
+                settings = ServerSettings(
                     n_ctx=self.n_ctx,
                     n_parallel=self.max_concurrency,
                     n_threads=self.n_threads,
                     api_key=self._api_key,
                     alias=self.file.name,
                 )
+                self._server = start_server(self.file.path, self.native, settings)
                 self._tokenize_client = httpx.Client(
                     base_url=self._server.listening_address,
                     headers={"Authorization": f"Bearer {self._api_key}"},
