@@ -268,8 +268,43 @@ async def arun(
     models = models or build_models(config, task)
     in_progress = _samples_in_progress(config, models["model"], given=given)
     store = RunStore(config.store)
+    run_record, resumed = _begin_run(store, config, task, models)
+    run_id = run_record.run_id
+    store.acquire(run_id)
+    samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
+    progress = Progress(total=len(samples) * config.epochs)
+    requested = len(select_samples(task, config.limit, shuffle=config.shuffle)) * config.epochs  # every shard
+    score_sets: list[ScoreSet] = []
+    started = time.perf_counter()
+    status = "interrupted"
+    try:
+        score_sets = await _execute(
+            task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None), in_progress
+        )
+        status = "errors" if progress.errors else "complete"
+        notes += _record_served(store, run_id, models)
+    finally:
+        # the models built here are closed here, in the loop their connections belong to
+        closing = [] if given else unique(models)
+        final = await _finish(store, run_record, status, requested, sys.exc_info()[1], closing)
+    return RunResult(
+        run=final,
+        resumed=resumed,
+        progress=progress,
+        usage=sum((model.stats.usage for model in unique(models)), Usage()),
+        elapsed=time.perf_counter() - started,
+        interrupted=status == "interrupted",
+        sample_ids={s.id for s in samples},
+        score_sets=score_sets,
+        notes=notes,
+        next_step=None if task.scorers else next_step(task, run_id),
+    )
+
+
+def _begin_run(store: RunStore, config: RunConfig, task: Task, models: dict[str, Model]) -> tuple[RunRecord, bool]:
+    """Begin the run that ``config`` identifies (:func:`run_identity`), or resume it; whether it was resumed."""
     config_hash = stable_hash(run_identity(config, task, models))
-    run_record, resumed = store.begin_run(
+    return store.begin_run(
         run_id=config_hash[:12],
         config_hash=config_hash,
         config={
@@ -286,53 +321,41 @@ async def arun(
             {role: {**m.api.describe(), "settings": m.api.provenance()} for role, m in models.items()}
         ),
     )
-    run_id = run_record.run_id
-    store.acquire(run_id)
-    samples = select_samples(task, config.limit, shuffle=config.shuffle, shard=config.shard)
-    progress = Progress(total=len(samples) * config.epochs)
-    requested = len(select_samples(task, config.limit, shuffle=config.shuffle)) * config.epochs  # every shard
-    score_sets: list[ScoreSet] = []
-    started = time.perf_counter()
-    status = "interrupted"
+
+
+def _record_served(store: RunStore, run_id: str, models: dict[str, Model]) -> list[str]:
+    """Record what the servers answered as (:func:`served_models`); a note per mismatch."""
+    served, mismatches = served_models(models)
+    store.record_served(run_id, served)
+    return mismatches
+
+
+async def _finish(
+    store: RunStore,
+    run_record: RunRecord,
+    status: str,
+    requested: int,
+    in_flight: BaseException | None,
+    closing: Sequence[Model],
+) -> RunRecord:
+    """Record the run's ``status``, then close the store and the models in ``closing``; the run as stored.
+
+    The store records it as partial when samples of the ``requested`` set are not answered (a
+    shard), and as interrupted, raising, when a write in flight failed. With an error
+    ``in_flight`` (it says why the store cannot be written) a failing store raises nothing here
+    and ``run_record`` is returned.
+    """
     try:
-        score_sets = await _execute(
-            task, models, store, run_id, samples, config, progress, on_progress or (lambda _p: None), in_progress
-        )
-        status = "errors" if progress.errors else "complete"
-        served, mismatches = served_models(models)
-        store.record_served(run_id, served)
-        notes += mismatches
+        store.finish(run_record.run_id, status, requested=requested)
+        return store.get_run(run_record.run_id)
+    except SQLiteError:
+        if in_flight is None:
+            raise
+        return run_record
     finally:
-        in_flight = sys.exc_info()[1]
-        try:
-            # partial when samples of the requested set are not answered (a shard); interrupted, and
-            # raises, when a write in flight failed
-            store.finish(run_id, status, requested=requested)
-            final = store.get_run(run_id)
-        except SQLiteError:
-            if in_flight is None:
-                raise
-            final = run_record  # the error in flight says why the store cannot be written
-        finally:
-            store.close()
-            if not given:  # the models built here are closed here, in the loop their connections belong to
-                for model in {id(m): m for m in models.values()}.values():
-                    await model.aclose()
-    usage = Usage()
-    for model in unique(models):
-        usage = usage + model.stats.usage
-    return RunResult(
-        run=final,
-        resumed=resumed,
-        progress=progress,
-        usage=usage,
-        elapsed=time.perf_counter() - started,
-        interrupted=status == "interrupted",
-        sample_ids={s.id for s in samples},
-        score_sets=score_sets,
-        notes=notes,
-        next_step=None if task.scorers else next_step(task, run_id),
-    )
+        store.close()
+        for model in closing:
+            await model.aclose()
 
 
 def next_step(task: Task, run_id: str) -> str:

@@ -13,7 +13,7 @@ from .._util.errors import UsageError
 from ..models import Usage
 from ..stats import bootstrap_ci, wilson_ci
 from ..store import RunRecord, RunStore, ScoreSet
-from ..tasks import run_metric_registry, scorer_registry
+from ..tasks import Generation, Sample, run_metric_registry, scorer_registry
 from ._engine import is_cut
 
 
@@ -118,82 +118,122 @@ def summarize(
     which no sample has a value is still listed, with ``n = 0`` and every sample missing.
     """
     run = store.get_run(run_id)
-    groups: dict[str, list[str]] = {}
-    usage = Usage()
-    latencies: list[float] = []
-    count = unparsed = truncated = truncated_unparsed = 0
-    keys: set[str] = set()
-    issues: set[str] = set()
-    generated: set[tuple[str, int]] = set()
-    inputs_cut: set[tuple[str, int]] = set()
-    for sample, generation in store.generations(run.run_id):
-        if samples is not None and sample.id not in samples:
-            continue
-        generated.add((sample.id, generation.epoch))
-        count += 1
-        unparsed += not generation.answer.parsed
-        truncated += generation.truncated
-        truncated_unparsed += generation.truncated and not generation.answer.parsed
+    tally = _tally_generations(store, run.run_id, samples, by)
+    if by is not None and tally.generated and by not in tally.keys:
+        raise UsageError(
+            f"no sample of run {run.run_id} has the metadata key '{by}'; keys: {', '.join(sorted(tally.keys))}"
+        )
+    failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id) if samples is None or s in samples}
+    values = _grouped_values(store, run.run_id, samples, tally.groups)
+    metrics = _run_metrics(store, run.run_id, samples) + [
+        _metric_summary(scorer, metric, group, raw, level=level, n_resamples=n_resamples, seed=seed)
+        for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))
+    ]
+    scored_and_cut = _scored_and_cut(store, run.run_id, samples)
+    return RunSummary(
+        run=run,
+        generations=len(tally.generated),
+        unparsed=len(tally.unparsed),
+        failing=len(failed - tally.generated),
+        usage=tally.usage,
+        mean_latency=float(np.mean(tally.latencies)) if tally.latencies else 0.0,
+        metrics=_with_truncations(metrics, scored_and_cut, tally.inputs_cut, tally.groups),
+        truncated=len(tally.truncated),
+        truncated_unparsed=len(tally.truncated & tally.unparsed),
+        input_truncated=len(tally.inputs_cut),
+        score_sets=store.score_sets(run.run_id),
+        notes=_notes(run) + sorted(tally.issues),
+    )
+
+
+@dataclass
+class _Tally:
+    """What the generations of a run add up to, as :class:`RunSummary` reports it.
+
+    Answers are (sample id, epoch) pairs, of which a run has one generation each.
+    """
+
+    generated: set[tuple[str, int]] = field(default_factory=set)
+    unparsed: set[tuple[str, int]] = field(default_factory=set)
+    truncated: set[tuple[str, int]] = field(default_factory=set)
+    """The answers with a model call stopped at its token limit."""
+    inputs_cut: set[tuple[str, int]] = field(default_factory=set)
+    """The answers whose input was cut to fit the context window."""
+    usage: Usage = field(default_factory=Usage)
+    latencies: list[float] = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)
+    """The metadata keys of the samples."""
+    issues: set[str] = field(default_factory=set)
+    """The notes of samples whose key is flawed (``Sample.data_issue_note``)."""
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    """Per sample id, the groups of ``summarize(by=…)`` it counts in."""
+
+    def add(self, sample: Sample, generation: Generation, by: str | None) -> None:
+        """Count one generation of ``sample``; with ``by``, note the groups the sample counts in."""
+        answer = (sample.id, generation.epoch)
+        self.generated.add(answer)
+        if not generation.answer.parsed:
+            self.unparsed.add(answer)
+        if generation.truncated:
+            self.truncated.add(answer)
         if input_was_cut(generation.metadata):
-            inputs_cut.add((sample.id, generation.epoch))
-        usage = usage + generation.usage
-        latencies.append(generation.latency)
-        keys.update(sample.metadata)
+            self.inputs_cut.add(answer)
+        self.usage = self.usage + generation.usage
+        self.latencies.append(generation.latency)
+        self.keys.update(sample.metadata)
         note = sample.data_issue_note()
         if note is not None:
-            issues.add(note)
+            self.issues.add(note)
         if by is not None:
             label = sample.metadata.get(by)
             labels = label if isinstance(label, list) else [label]
-            groups[sample.id] = [str(x) for x in labels if x is not None]
-    if by is not None and count and by not in keys:
-        raise UsageError(f"no sample of run {run.run_id} has the metadata key '{by}'; keys: {', '.join(sorted(keys))}")
-    failed = {(s, e) for s, e, _stage, _err, _t in store.errors(run.run_id) if samples is None or s in samples}
-    failing = len(failed - generated)
+            self.groups[sample.id] = [str(x) for x in labels if x is not None]
 
+
+def _tally_generations(store: RunStore, run_id: str, samples: set[str] | None, by: str | None) -> _Tally:
+    """The :class:`_Tally` of the run's generations (of ``samples`` only, when given)."""
+    tally = _Tally()
+    for sample, generation in store.generations(run_id):
+        if samples is None or sample.id in samples:
+            tally.add(sample, generation, by)
+    return tally
+
+
+def _grouped_values(
+    store: RunStore, run_id: str, samples: set[str] | None, groups: dict[str, list[str]]
+) -> dict[tuple[str, str, str | None], list[float | None]]:
+    """Per (scorer, metric, group), the value of each sample in it (:func:`sample_values`); group ``None``: all."""
     values: dict[tuple[str, str, str | None], list[float | None]] = defaultdict(list)
-    for (scorer, metric), by_sample in sample_values(store, run.run_id, samples).items():
+    for (scorer, metric), by_sample in sample_values(store, run_id, samples).items():
         for sample_id, value in by_sample.items():
             values[(scorer, metric, None)].append(value)
             for label in groups.get(sample_id, []):
                 values[(scorer, metric, label)].append(value)
+    return values
 
-    metrics = _run_metrics(store, run.run_id, samples)
-    for (scorer, metric, group), raw in sorted(values.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
-        present = np.array([v for v in raw if v is not None], dtype=float)
-        method = "wilson" if present.size and bool(np.isin(present, (0.0, 1.0)).all()) else "bootstrap"
-        if method == "wilson":
-            low, high = wilson_ci(int(present.sum()), int(present.size), level=level)
-        elif present.size < 2:  # a bootstrap needs two values; the interval is undefined
-            low = high = float("nan")
-        else:
-            estimate = bootstrap_ci(present, n_resamples=n_resamples, level=level, seed=seed)
-            low, high = estimate.ci if estimate.ci is not None else (estimate.value, estimate.value)
-        metrics.append(
-            MetricSummary(
-                scorer=scorer,
-                metric=metric,
-                value=float(present.mean()) if present.size else None,
-                ci=(float(low), float(high)),
-                n=int(present.size),
-                missing=len(raw) - int(present.size),
-                group=group,
-                ci_method=method,
-            )
-        )
-    return RunSummary(
-        run=run,
-        generations=count,
-        unparsed=unparsed,
-        failing=failing,
-        usage=usage,
-        mean_latency=float(np.mean(latencies)) if latencies else 0.0,
-        metrics=_with_truncations(metrics, _scored_and_cut(store, run.run_id, samples), inputs_cut, groups),
-        truncated=truncated,
-        truncated_unparsed=truncated_unparsed,
-        input_truncated=len(inputs_cut),
-        score_sets=store.score_sets(run.run_id),
-        notes=_notes(run) + sorted(issues),
+
+def _metric_summary(
+    scorer: str, metric: str, group: str | None, raw: list[float | None], *, level: float, n_resamples: int, seed: int
+) -> MetricSummary:
+    """The mean of the values in ``raw`` that are present, with its interval (see :class:`MetricSummary`)."""
+    present = np.array([v for v in raw if v is not None], dtype=float)
+    method = "wilson" if present.size and bool(np.isin(present, (0.0, 1.0)).all()) else "bootstrap"
+    if method == "wilson":
+        low, high = wilson_ci(int(present.sum()), int(present.size), level=level)
+    elif present.size < 2:  # a bootstrap needs two values; the interval is undefined
+        low = high = float("nan")
+    else:
+        estimate = bootstrap_ci(present, n_resamples=n_resamples, level=level, seed=seed)
+        low, high = estimate.ci if estimate.ci is not None else (estimate.value, estimate.value)
+    return MetricSummary(
+        scorer=scorer,
+        metric=metric,
+        value=float(present.mean()) if present.size else None,
+        ci=(float(low), float(high)),
+        n=int(present.size),
+        missing=len(raw) - int(present.size),
+        group=group,
+        ci_method=method,
     )
 
 

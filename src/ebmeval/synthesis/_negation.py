@@ -24,6 +24,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from pydantic import BaseModel, ValidationError
 from .._util import sqlite
 from .._util.errors import DataError, EbmevalError
 from .._util.hashing import stable_hash
-from ..models import GenerateConfig, default_cache_dir
+from ..models import GenerateConfig, Model, default_cache_dir
 from ..prompts import PromptTemplate
 from ..tasks import Call, Document, SampleContext, is_refusal, read_jsonl
 from ._prompts import NEGATE, NEGATION_CHECK
@@ -265,65 +266,112 @@ async def negate_documents(
         NegationCheckError: A negation was judged not to invert its abstract's findings.
     """
     model = ctx.model(role)
-    negator_key = stable_hash(model.api.describe(), 16)
+    negator = _Negator(role, model, stable_hash(model.api.describe(), 16), prompt)
     checker = checker if checker in ctx.models else role
     negated, records = [], []
     for document in documents:
-        found = store.get(document.text, negator_key, prompt.id)
-        stale = found is not None and (not found.negated.strip() or is_refusal(found.negated) or found.verdict == REDO)
-        cached = found is not None and not stale
-        if found is None or stale:
-            attempt = found.attempt if found is not None else 0
-            output = await ctx.generate(
-                f"negate/{document.id}",
-                prompt.render(abstract=document.text),
-                negation_config(await model.acount_tokens(document.text), attempt),
-                role=role,
-                call=NEGATE_CALL,
-            )
-            found = Negation(
-                abstract_hash=stable_hash(document.text),
-                negator=model.name,
-                negator_key=negator_key,
-                prompt=prompt.id,
-                document_id=document.id,
-                abstract=document.text,
-                negated=output.text.strip(),
-                created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-                attempt=attempt,
-            )
-            store.put(found, replace=stale)
-            # a concurrent sample may have stored the same abstract first: use the stored text
-            found = store.get(document.text, negator_key, prompt.id) or found
-        if found.verdict is None:
-            found = found.model_copy(update={"verdict": await check_negation(ctx, document.id, found, checker)})
-            store.set_verdict(found, str(found.verdict))
-        if found.verdict == NOT_INVERTED:
-            raise NegationCheckError(
-                f"the negation of document {document.id} by {found.negator} ({found.prompt}) does not invert its "
-                "findings, says the negation check; `ebmeval synthesis negations redo` has it made again on resume"
-            )
-        seen = ctx.record(
-            f"negation/{document.id}",
-            {
-                "negated": found.negated,
-                "negator": found.negator,
-                "prompt": found.prompt,
-                "cached": cached,
-                "check": found.verdict,
-            },
-        )
-        negated.append(document.model_copy(update={"text": str(seen["negated"])}))
-        records.append(
-            {
-                "id": document.id,
-                "cached": cached,
-                "negator": found.negator,
-                "prompt": found.prompt,
-                "check": seen.get("check", UNCHECKED),
-            }
-        )
+        found = negator.stored(store, document)
+        cached = found is not None and not _stale(found)
+        if found is None or not cached:
+            found = await _negate(ctx, store, document, negator, stale=found)
+        found = await _checked(ctx, store, document.id, found, checker)
+        text, record = _record_use(ctx, document.id, found, cached)
+        negated.append(document.model_copy(update={"text": text}))
+        records.append(record)
     return negated, records
+
+
+@dataclass(frozen=True)
+class _Negator:
+    """The model playing the negating ``role``, its identity ``key`` and the ``prompt`` it is asked with."""
+
+    role: str
+    model: Model
+    key: str
+    prompt: PromptTemplate
+
+    def stored(self, store: NegationStore, document: Document) -> Negation | None:
+        """The negation of ``document`` in ``store`` by this model and prompt."""
+        return store.get(document.text, self.key, self.prompt.id)
+
+
+def _stale(negation: Negation) -> bool:
+    """Whether a stored negation must be made again: empty or a refusal (stored by an older release), or marked redo."""
+    return not negation.negated.strip() or is_refusal(negation.negated) or negation.verdict == REDO
+
+
+async def _negate(
+    ctx: SampleContext, store: NegationStore, document: Document, negator: _Negator, *, stale: Negation | None
+) -> Negation:
+    """Generate the negation of ``document`` and store it (replacing ``stale``); the negation stored."""
+    attempt = stale.attempt if stale is not None else 0
+    output = await ctx.generate(
+        f"negate/{document.id}",
+        negator.prompt.render(abstract=document.text),
+        negation_config(await negator.model.acount_tokens(document.text), attempt),
+        role=negator.role,
+        call=NEGATE_CALL,
+    )
+    made = Negation(
+        abstract_hash=stable_hash(document.text),
+        negator=negator.model.name,
+        negator_key=negator.key,
+        prompt=negator.prompt.id,
+        document_id=document.id,
+        abstract=document.text,
+        negated=output.text.strip(),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        attempt=attempt,
+    )
+    store.put(made, replace=stale is not None)
+    # a concurrent sample may have stored the same abstract first: use the stored text
+    return negator.stored(store, document) or made
+
+
+async def _checked(
+    ctx: SampleContext, store: NegationStore, document_id: str, negation: Negation, checker: str
+) -> Negation:
+    """``negation`` with its verdict, checked by the model playing ``checker`` (and stored) if it never was.
+
+    Raises:
+        NegationCheckError: The verdict is ``not inverted``.
+    """
+    if negation.verdict is None:
+        negation = negation.model_copy(update={"verdict": await check_negation(ctx, document_id, negation, checker)})
+        store.set_verdict(negation, str(negation.verdict))
+    if negation.verdict == NOT_INVERTED:
+        raise NegationCheckError(
+            f"the negation of document {document_id} by {negation.negator} ({negation.prompt}) does not invert its "
+            "findings, says the negation check; `ebmeval synthesis negations redo` has it made again on resume"
+        )
+    return negation
+
+
+def _record_use(
+    ctx: SampleContext, document_id: str, negation: Negation, cached: bool
+) -> tuple[str, dict[str, object]]:
+    """Record ``negation`` as step ``negation/<id>`` of the sample; the text the model sees and the document's record.
+
+    A resumed sample gets the text and verdict its interrupted run recorded.
+    """
+    seen = ctx.record(
+        f"negation/{document_id}",
+        {
+            "negated": negation.negated,
+            "negator": negation.negator,
+            "prompt": negation.prompt,
+            "cached": cached,
+            "check": negation.verdict,
+        },
+    )
+    record: dict[str, object] = {
+        "id": document_id,
+        "cached": cached,
+        "negator": negation.negator,
+        "prompt": negation.prompt,
+        "check": seen.get("check", UNCHECKED),
+    }
+    return str(seen["negated"]), record
 
 
 async def check_negation(ctx: SampleContext, document_id: str, negation: Negation, role: str) -> str:
