@@ -136,6 +136,96 @@ def _files(store: DocumentStore) -> CorpusFiles:
     return CorpusFiles(size=stat.st_size, mtime_ns=stat.st_mtime_ns)
 
 
+def _clear_output(folder: Path, corpus: Sequence[Document] | str | Path, overwrite: bool) -> None:
+    """Refuse an output ``folder`` that is the corpus folder or holds something else; remove an index it replaces.
+
+    A folder holding an interrupted build is kept, for the build to continue.
+    """
+    if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
+        raise ConfigError("output", f"{folder} is the corpus folder; write the index to another folder")
+    if folder.exists() and any(folder.iterdir()) and not _unfinished(folder):
+        if not (folder / MANIFEST_FILE).exists():
+            raise ConfigError("output", f"{folder} exists and is not an index folder; choose an empty folder")
+        if not overwrite:
+            raise ConfigError("output", f"{folder} already holds an index; pass overwrite=True to replace it")
+        shutil.rmtree(folder)
+
+
+def _with_engine(
+    engine: str,
+    options: dict[str, Any],
+    corpus: Sequence[Document] | str | Path,
+    cls: type[IndexedRetriever],
+    ray_address: str | None,
+    ray_workers: int | None,
+) -> dict[str, Any]:
+    """``options`` for building with ``engine``: as given for ``local``, with an encoder pool for ``ray``."""
+    if engine == "ray":
+        return {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
+    if engine != "local":
+        raise ConfigError("engine", f"unknown engine {engine!r}; choose 'local' or 'ray'")
+    return options
+
+
+def _checked_store(corpus: Sequence[Document] | str | Path, folder: Path) -> tuple[_CheckedCorpus, str]:
+    """``corpus`` as a store checked while it streams, and its path for the manifest.
+
+    A corpus folder is named by absolute path; documents are written into the index ``folder`` (``"."``).
+    """
+    if isinstance(corpus, str | Path):
+        store = _CheckedCorpus(corpus)
+        return store, str(store.path.resolve())
+    write_store(corpus, folder).close()
+    return _CheckedCorpus(folder), "."
+
+
+def _build_checked(
+    corpus: Sequence[Document] | str | Path, folder: Path, cls: type[IndexedRetriever], options: dict[str, Any]
+) -> tuple[IndexedRetriever, _CheckedCorpus, str]:
+    """Build ``cls`` over ``corpus`` into ``folder``; returns it, the checked corpus store and its manifest path.
+
+    A failed build removes ``folder``, unless it holds finished embedding shards (kept for the next attempt).
+    """
+    try:
+        store, corpus_path = _checked_store(corpus, folder)
+        built = cls.build_on_disk(store, folder, **options)
+        store.finish()
+    except BaseException:
+        if not _unfinished(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return built, store, corpus_path
+
+
+def _array_infos(folder: Path) -> dict[str, ArrayInfo]:
+    """Shape and dtype of every ``.npy`` file under ``folder``, by relative path."""
+    arrays = {}
+    for file in sorted(folder.rglob("*.npy")):
+        array = np.load(file, mmap_mode="r")
+        arrays[file.relative_to(folder).as_posix()] = ArrayInfo(shape=array.shape, dtype=str(array.dtype))
+    return arrays
+
+
+def _manifest(
+    retriever: str, built: IndexedRetriever, store: DocumentStore, corpus_path: str, folder: Path
+) -> IndexManifest:
+    """The manifest of ``built``, the ``retriever`` index just written into ``folder`` from ``store``."""
+    return IndexManifest(
+        retriever=retriever,
+        params=built.params(),
+        corpus=store.fingerprint,
+        corpus_path=corpus_path,
+        corpus_files=_files(store),
+        encoders=built.encoders(),
+        arrays=_array_infos(folder),
+        report=built.report(),
+        disk_bytes=sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()),
+        ebmeval_version=__version__,
+        libraries=package_versions(_LIBRARIES),
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
 def build_index(
     corpus: Sequence[Document] | str | Path,
     output: str | Path,
@@ -165,55 +255,15 @@ def build_index(
     of the documents encoded by retrievers that encode (dense, and hybrid's dense component).
     """
     folder = Path(output)
-    if isinstance(corpus, str | Path) and folder.resolve() == Path(corpus).resolve():
-        raise ConfigError("output", f"{folder} is the corpus folder; write the index to another folder")
-    if folder.exists() and any(folder.iterdir()) and not _unfinished(folder):
-        if not (folder / MANIFEST_FILE).exists():
-            raise ConfigError("output", f"{folder} exists and is not an index folder; choose an empty folder")
-        if not overwrite:
-            raise ConfigError("output", f"{folder} already holds an index; pass overwrite=True to replace it")
-        shutil.rmtree(folder)
+    _clear_output(folder, corpus, overwrite)
     cls = retrievers.get(retriever)
     options = check_options(retriever, cls.disk_options(), options)
     if progress is not None and cls.reports_progress():
         options["progress"] = progress
-    if engine == "ray":
-        options = {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
-    elif engine != "local":
-        raise ConfigError("engine", f"unknown engine {engine!r}; choose 'local' or 'ray'")
+    options = _with_engine(engine, options, corpus, cls, ray_address, ray_workers)
     folder.mkdir(parents=True, exist_ok=True)
-    try:
-        if isinstance(corpus, str | Path):
-            store = _CheckedCorpus(corpus)
-            corpus_path = str(store.path.resolve())
-        else:
-            write_store(corpus, folder).close()
-            store = _CheckedCorpus(folder)
-            corpus_path = "."
-        built = cls.build_on_disk(store, folder, **options)
-        store.finish()
-    except BaseException:
-        if not _unfinished(folder):  # finished embedding shards are kept for the next attempt
-            shutil.rmtree(folder, ignore_errors=True)
-        raise
-    arrays = {}
-    for file in sorted(folder.rglob("*.npy")):
-        array = np.load(file, mmap_mode="r")
-        arrays[file.relative_to(folder).as_posix()] = ArrayInfo(shape=array.shape, dtype=str(array.dtype))
-    manifest = IndexManifest(
-        retriever=retriever,
-        params=built.params(),
-        corpus=store.fingerprint,
-        corpus_path=corpus_path,
-        corpus_files=_files(store),
-        encoders=built.encoders(),
-        arrays=arrays,
-        report=built.report(),
-        disk_bytes=sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()),
-        ebmeval_version=__version__,
-        libraries=package_versions(_LIBRARIES),
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
+    built, store, corpus_path = _build_checked(corpus, folder, cls, options)
+    manifest = _manifest(retriever, built, store, corpus_path, folder)
     (folder / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest
 

@@ -426,6 +426,165 @@ def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
         yield batch
 
 
+def _tokenize_into_segments(
+    texts: Iterable[str],
+    segments: _Segments,
+    lengths_path: Path,
+    *,
+    tokenizer: Tokenizer,
+    stopwords: str | list[str] | None,
+    stem: Callable[[list[str]], list[str]] | None,
+    batch_size: int,
+) -> tuple[int, int]:
+    """Pass 1: tokenise ``texts`` in batches into ``segments`` and document lengths (int32) into ``lengths_path``.
+
+    Returns the number of documents and the sum of their lengths.
+    """
+    n_docs = total_length = 0
+    with open(lengths_path, "wb") as lengths_file:
+        for batch in _batches(texts, batch_size):
+            tokens = bm25_tokenize(batch, tokenizer, stopwords=stopwords, stem=stem)
+            names = [""] * len(tokens.vocab)
+            for token, local in tokens.vocab.items():
+                names[local] = token
+            lengths = np.fromiter(map(len, tokens.ids), np.int64, len(tokens.ids))
+            segments.add(names, lengths, tokens.ids, n_docs)
+            lengths.astype(np.int32).tofile(lengths_file)
+            n_docs += len(batch)
+            total_length += int(lengths.sum())
+    segments.flush()
+    return n_docs, total_length
+
+
+def _term_ranges(indptr_path: Path, n_terms: int, per_range: int) -> list[tuple[int, int]]:
+    """Consecutive ranges ``(start, stop)`` of term ids, each the largest whose postings fit ``per_range``.
+
+    A range holds at least one term, however many postings it has.
+    """
+    indptr = np.load(indptr_path, mmap_mode="r")
+    ranges = []
+    start_term = 0
+    while start_term < n_terms:
+        stop_term = int(np.searchsorted(indptr, indptr[start_term] + per_range, side="right")) - 1
+        stop_term = min(max(stop_term, start_term + 1), n_terms)
+        ranges.append((start_term, stop_term))
+        start_term = stop_term
+    return ranges
+
+
+class _Scoring:
+    """bm25s' BM25 over one corpus: ``score = IDF(t) · tfc(tf, |d|)``, less the non-occurrence score for BM25L/BM25+."""
+
+    def __init__(
+        self, k1: float, b: float, method: str, n_docs: int, total_length: int, doc_lengths: npt.NDArray[np.int32]
+    ) -> None:
+        import bm25s
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        self.model = bm25s.BM25(k1=k1, b=b, method=method)
+        self.k1, self.b, self.method = k1, b, method
+        self.n_docs = n_docs
+        # bm25s: avg_doc_len = np.array(lengths).mean(); an integer sum below 2**53 is exact, so this is equal
+        self.avgdl = np.float64(total_length) / n_docs
+        self.doc_lengths = doc_lengths
+        self.compute_idf = _select_idf_scorer(self.model.idf_method)
+        self.tfc0: float | None = None
+        """tfc of a term a document lacks, for the variants that subtract it (BM25L, BM25+)."""
+        if method in self.model.methods_requiring_nonoccurrence:
+            self.tfc0 = _select_tfc_scorer(method)(
+                tf_array=0, l_d=self.avgdl, l_avg=self.avgdl, k1=k1, b=b, delta=self.model.delta
+            )
+
+    @property
+    def has_nonoccurrence(self) -> bool:
+        """Whether the variant subtracts a score for the terms a document lacks."""
+        return self.tfc0 is not None
+
+    def term_weights(self, df: list[int]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        """IDF and non-occurrence score (zero without one) of terms with document frequencies ``df``."""
+        idf = np.zeros(len(df), dtype=np.float32)
+        nonoccurrence = np.zeros(len(df), dtype=np.float32)
+        tfc0 = self.tfc0
+        for term, count in enumerate(df):
+            if count:
+                idf[term] = self.compute_idf(count, N=self.n_docs)
+                if tfc0 is not None:
+                    nonoccurrence[term] = self.compute_idf(count, N=self.n_docs) * tfc0
+        return idf, nonoccurrence
+
+    def scores(
+        self,
+        terms: npt.NDArray[Any],
+        docs: npt.NDArray[np.int32],
+        tfs: npt.NDArray[np.float32],
+        idf: npt.NDArray[np.float32],
+        nonoccurrence: npt.NDArray[np.float32],
+    ) -> npt.NDArray[np.float32]:
+        """Scores of the postings ``(terms, docs, tfs)``, term ids counted from the start of their range."""
+        lengths = self.doc_lengths[docs].astype(np.float64)
+        scores: npt.NDArray[Any] = idf[terms] * _tfc(
+            self.method, tfs, lengths, self.avgdl, self.k1, self.b, self.model.delta
+        )
+        if self.has_nonoccurrence:
+            scores -= nonoccurrence[terms]
+        return scores.astype(np.float32)
+
+    def write_params(self, folder: Path) -> None:
+        """bm25s' ``params.index.json``."""
+        import bm25s
+
+        params = {
+            "k1": self.k1,
+            "b": self.b,
+            "delta": self.model.delta,
+            "method": self.method,
+            "idf_method": self.model.idf_method,
+            "dtype": self.model.dtype,
+            "int_dtype": self.model.int_dtype,
+            "num_docs": self.n_docs,
+            "version": bm25s.__version__,
+            "backend": self.model.backend,
+        }
+        (folder / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
+
+
+def _range_scores(
+    segments: _Segments, scoring: _Scoring, start_term: int, stop_term: int
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    """Scores and documents of the postings of terms ``start_term:stop_term`` (CSC order), and their non-occurrence."""
+    df = _read_slice(segments.folder / "df.npy", start_term, stop_term).tolist()
+    idf, nonoccurrence = scoring.term_weights(df)
+    terms, docs, tf = _range_postings(segments, start_term, stop_term)
+    order = np.argsort(terms, kind="stable")  # segments are in document order, so documents stay ascending
+    terms, docs = terms[order] - start_term, docs[order]
+    tfs = tf[order].astype(np.float32)
+    del order
+    return scoring.scores(terms, docs, tfs, idf, nonoccurrence), docs, nonoccurrence
+
+
+def _write_scores(
+    segments: _Segments, folder: Path, scoring: _Scoring, n_terms: int, n_postings: int, budget: int
+) -> int:
+    """Pass 2: score every posting, one range of terms that fits ``budget`` at a time; returns the number of ranges."""
+    ranges = _term_ranges(folder / "indptr.csc.index.npy", n_terms, budget // _MERGE_BYTES_PER_POSTING)
+    data_out = _ArrayWriter(folder / "data.csc.index.npy", np.float32, n_postings)
+    indices_out = _ArrayWriter(folder / "indices.csc.index.npy", np.int32, n_postings)
+    nonoccurrence_out = None
+    if scoring.has_nonoccurrence:
+        nonoccurrence_out = _ArrayWriter(folder / "nonoccurrence_array.index.npy", np.float32, n_terms)
+    for start_term, stop_term in ranges:
+        scores, docs, nonoccurrence = _range_scores(segments, scoring, start_term, stop_term)
+        data_out.write(scores)
+        indices_out.write(docs)
+        if nonoccurrence_out is not None:
+            nonoccurrence_out.write(nonoccurrence)
+    data_out.close()
+    indices_out.close()
+    if nonoccurrence_out is not None:
+        nonoccurrence_out.close()
+    return len(ranges)
+
+
 def build_bm25_arrays(
     texts: Iterable[str],
     folder: Path,
@@ -448,89 +607,27 @@ def build_bm25_arrays(
     ``bm25s.BM25(k1, b, method).index(bm25s.tokenize(texts))`` (term ids differ: here they
     follow the terms' byte order).
     """
-    import bm25s
-    from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
-
     work = folder / _BUILD_DIR
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     budget = max(memory_mb, 1) * 2**20
     segments = _Segments(work, budget // 2 // _SEGMENT_BYTES_PER_POSTING, budget // 4 // _SEGMENT_BYTES_PER_TERM)
-    n_docs = 0
-    total_length = 0
-    with open(work / "lengths.bin", "wb") as lengths_file:
-        for batch in _batches(texts, batch_size):
-            tokens = bm25_tokenize(batch, tokenizer, stopwords=stopwords, stem=stem)
-            names = [""] * len(tokens.vocab)
-            for token, local in tokens.vocab.items():
-                names[local] = token
-            lengths = np.fromiter(map(len, tokens.ids), np.int64, len(tokens.ids))
-            segments.add(names, lengths, tokens.ids, n_docs)
-            lengths.astype(np.int32).tofile(lengths_file)
-            n_docs += len(batch)
-            total_length += int(lengths.sum())
-    segments.flush()
+    n_docs, total_length = _tokenize_into_segments(
+        texts,
+        segments,
+        work / "lengths.bin",
+        tokenizer=tokenizer,
+        stopwords=stopwords,
+        stem=stem,
+        batch_size=batch_size,
+    )
     if n_docs == 0:
         shutil.rmtree(work)
         raise ValueError("cannot index an empty corpus")
     n_terms = _merge_vocabularies(segments, folder, budget)
     n_postings = _write_indptr(work / "df.npy", folder / "indptr.csc.index.npy", n_terms)
-    # bm25s: avg_doc_len = np.array(lengths).mean(); an integer sum below 2**53 is exact, so this is equal
-    avgdl = np.float64(total_length) / n_docs
-    model = bm25s.BM25(k1=k1, b=b, method=method)
-    compute_idf = _select_idf_scorer(model.idf_method)
-    nonoccurrence_out = None
-    if method in model.methods_requiring_nonoccurrence:
-        tfc0 = _select_tfc_scorer(method)(tf_array=0, l_d=avgdl, l_avg=avgdl, k1=k1, b=b, delta=model.delta)
-        nonoccurrence_out = _ArrayWriter(folder / "nonoccurrence_array.index.npy", np.float32, n_terms)
-    doc_lengths = np.fromfile(work / "lengths.bin", dtype=np.int32)
-    indptr = np.load(folder / "indptr.csc.index.npy", mmap_mode="r")
-    data_out = _ArrayWriter(folder / "data.csc.index.npy", np.float32, n_postings)
-    indices_out = _ArrayWriter(folder / "indices.csc.index.npy", np.int32, n_postings)
-    per_range = budget // _MERGE_BYTES_PER_POSTING
-    n_ranges = 0
-    start_term = 0
-    while start_term < n_terms:
-        # the largest range of terms whose postings fit, at least one term
-        stop_term = int(np.searchsorted(indptr, indptr[start_term] + per_range, side="right")) - 1
-        stop_term = min(max(stop_term, start_term + 1), n_terms)
-        idf = np.zeros(stop_term - start_term, dtype=np.float32)
-        nonoccurrence = np.zeros(stop_term - start_term, dtype=np.float32)
-        for term, count in enumerate(_read_slice(work / "df.npy", start_term, stop_term).tolist()):
-            if count:
-                idf[term] = compute_idf(count, N=n_docs)
-                if nonoccurrence_out is not None:
-                    nonoccurrence[term] = compute_idf(count, N=n_docs) * tfc0
-        terms, docs, tf = _range_postings(segments, start_term, stop_term)
-        order = np.argsort(terms, kind="stable")  # segments are in document order, so documents stay ascending
-        terms, docs = terms[order] - start_term, docs[order]
-        tfs = tf[order].astype(np.float32)
-        del order
-        scores = idf[terms] * _tfc(method, tfs, doc_lengths[docs].astype(np.float64), avgdl, k1, b, model.delta)
-        if nonoccurrence_out is not None:
-            scores -= nonoccurrence[terms]
-            nonoccurrence_out.write(nonoccurrence)
-        data_out.write(scores.astype(np.float32))
-        indices_out.write(docs)
-        n_ranges += 1
-        start_term = stop_term
-    del indptr
-    data_out.close()
-    indices_out.close()
-    if nonoccurrence_out is not None:
-        nonoccurrence_out.close()
-    params = {
-        "k1": k1,
-        "b": b,
-        "delta": model.delta,
-        "method": method,
-        "idf_method": model.idf_method,
-        "dtype": model.dtype,
-        "int_dtype": model.int_dtype,
-        "num_docs": n_docs,
-        "version": bm25s.__version__,
-        "backend": model.backend,
-    }
-    (folder / "params.index.json").write_text(json.dumps(params, indent=4), encoding="utf-8")
+    scoring = _Scoring(k1, b, method, n_docs, total_length, np.fromfile(work / "lengths.bin", dtype=np.int32))
+    n_ranges = _write_scores(segments, folder, scoring, n_terms, n_postings, budget)
+    scoring.write_params(folder)
     shutil.rmtree(work)
     return StreamStats(n_docs, n_terms, n_postings, segments.count, n_ranges)

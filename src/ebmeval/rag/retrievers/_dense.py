@@ -18,7 +18,6 @@ from ...tasks import Document, RetrievedDocument
 from ..corpus import corpus_fingerprint
 from ._base import IndexedRetriever, IndexMismatchError, index_text, ranked_results, retriever
 from ._dense_disk import (
-    SHARDS_FILE,
     Shards,
     concatenate,
     encode_shards,
@@ -177,6 +176,58 @@ _QUERY_BLOCK = 1024
 """Queries embedded and searched per block by :meth:`DenseRetriever.retrieve`."""
 
 
+def _shard_identity(encoder: Encoder, documents: Sequence[Document], document_prefix: str) -> dict[str, str]:
+    """What embedding shards must match to be resumed: encoder, document prefix, corpus content, pooling."""
+    corpus = getattr(documents, "fingerprint", None) or corpus_fingerprint(documents)
+    identity = {"encoder": encoder.info.fingerprint, "document_prefix": document_prefix, "corpus": corpus.hash}
+    if encoder.pooling != "model":  # shards of another pooling are other vectors
+        identity["pooling"] = encoder.pooling
+    return identity
+
+
+def _encoded_shards(
+    encoder: Encoder,
+    documents: Sequence[Document],
+    folder: Path,
+    document_prefix: str,
+    shard_size: int,
+    progress: ProgressFn | None,
+    encode: Callable[[Iterable[str], Shards, int], None] | None,
+) -> Shards:
+    """``documents`` embedded into shards under ``folder``, after those an interrupted build left there.
+
+    ``encoder`` embeds them, or ``encode`` (the Ray engine's actor pool) where given.
+    """
+    identity = _shard_identity(encoder, documents, document_prefix)
+    texts = (document_prefix + index_text(d) for d in documents)
+    if encode is not None:
+        shards = prepare_shards(folder, identity, shard_size)
+        encode(texts, shards, shard_size)
+        return shards
+    return encode_shards(
+        texts,
+        folder,
+        lambda batch, within: encoder.encode(batch, progress=within),
+        identity,
+        shard_size=shard_size,
+        progress=progress,
+        total=len(documents),
+    )
+
+
+def _stored_matrix(shards: Shards, folder: Path, index: IndexType, rerank: int) -> npt.NDArray[np.float32] | None:
+    """Write the shards into ``embeddings.npy`` where the index keeps the matrix; the matrix, memory-mapped, or None.
+
+    IVF-PQ keeps the matrix only to rerank and is not built from it (None).
+    """
+    if index != "ivfpq" or rerank > 0:
+        concatenate(shards, folder / "embeddings.npy")
+    if index == "ivfpq":
+        return None
+    embeddings: npt.NDArray[np.float32] = np.load(folder / "embeddings.npy", mmap_mode="r")
+    return embeddings
+
+
 @retriever("dense")
 @retriever("dense/minilm")
 class DenseRetriever(IndexedRetriever):
@@ -274,19 +325,45 @@ class DenseRetriever(IndexedRetriever):
             graph.hnsw.efConstruction = self.ef_construction
             graph.add(np.ascontiguousarray(embeddings))
             return graph
+        return self._trained_ivfpq(dim, len(embeddings), lambda rows: embeddings[rows], [embeddings])
+
+    def _trained_ivfpq(
+        self,
+        dim: int,
+        n: int,
+        rows: Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float32]],
+        arrays: Iterable[npt.NDArray[np.float32]],
+    ) -> Any:
+        """An IVF-PQ index with these settings, trained on sampled ``rows`` (of ``n``) and filled from ``arrays``."""
         assert self.nlist is not None and self.pq_m is not None
         return train_ivfpq(
             self.faiss,
             dim,
-            len(embeddings),
-            lambda rows: embeddings[rows],
-            [embeddings],
+            n,
+            rows,
+            arrays,
             nlist=self.nlist,
             pq_m=self.pq_m,
             pq_bits=self.pq_bits,
             train_size=self.train_size,
             seed=0,
         )
+
+    def _measure_recall(self, shards: Shards, sample_size: int) -> dict[str, Any]:
+        """Recall@10 against exact search over ``shards``, with ``sample_size`` sampled document vectors as queries.
+
+        For IVF-PQ also the recall of the PQ scores alone (``recall_at_10_without_rerank``).
+        """
+        n = len(self.documents)
+        sample = np.sort(np.random.default_rng(1).choice(n, min(sample_size, n), False))
+        queries = shards.rows(sample)
+        _, exact = exact_top_k(self.faiss, shards, queries, 10)
+        _, found = self.search(queries, 10)
+        report = {"recall_at_10": recall_at_k(found, exact), "recall_queries": len(sample)}
+        if self.index == "ivfpq":
+            unranked = found if self.rerank == 0 else self.graph.search(queries, 10)[1]
+            report.update(rerank=self.rerank, recall_at_10_without_rerank=recall_at_k(unranked, exact))
+        return report
 
     @classmethod
     def build(
@@ -385,34 +462,12 @@ class DenseRetriever(IndexedRetriever):
         """
         _check_build(documents, index, rerank, nlist, pq_bits, train_size)
         encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
-        corpus = getattr(documents, "fingerprint", None) or corpus_fingerprint(documents)
-        identity = {"encoder": encoder.info.fingerprint, "document_prefix": document_prefix, "corpus": corpus.hash}
-        if pooling != "model":  # shards of another pooling are other vectors
-            identity["pooling"] = pooling
-        texts = (document_prefix + index_text(d) for d in documents)
-        if encode is None:
-            shards = encode_shards(
-                texts,
-                folder,
-                lambda batch, within: encoder.encode(batch, progress=within),
-                identity,
-                shard_size=shard_size,
-                progress=progress,
-                total=len(documents),
-            )
-        else:
-            shards = prepare_shards(folder, identity, shard_size)
-            encode(texts, shards, shard_size)
+        shards = _encoded_shards(encoder, documents, folder, document_prefix, shard_size, progress, encode)
         faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
-        embeddings: npt.NDArray[np.float32] | None = None
-        if index != "ivfpq" or rerank > 0:
-            concatenate(shards, folder / "embeddings.npy")
-        if index != "ivfpq":  # IVF-PQ is filled from the shards, one at a time, below
-            embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
         built = cls(
             encoder,
             documents,
-            embeddings,  # an HNSW graph is built from the memory-mapped matrix
+            _stored_matrix(shards, folder, index, rerank),  # an HNSW graph is built from the memory-mapped matrix
             model=model,
             index=index,
             hnsw_m=hnsw_m,
@@ -428,41 +483,15 @@ class DenseRetriever(IndexedRetriever):
             document_prefix=document_prefix,
             **_query_side(query_model, pooling, device, batch_size),
         )
-        if index == "ivfpq":
-            assert built.nlist is not None and built.pq_m is not None
-            built.use_graph(
-                train_ivfpq(
-                    faiss,
-                    encoder.dim,
-                    len(documents),
-                    shards.rows,
-                    shards.arrays(),
-                    nlist=built.nlist,
-                    pq_m=built.pq_m,
-                    pq_bits=pq_bits,
-                    train_size=train_size,
-                    seed=0,
-                )
-            )
+        if index == "ivfpq":  # filled from the shards, one at a time
+            built.use_graph(built._trained_ivfpq(encoder.dim, len(documents), shards.rows, shards.arrays()))
         if built.graph is not None:
             np.save(folder / _GRAPH_FILES[index], faiss.serialize_index(built.graph))
             if index == "ivfpq" and rerank > 0:
                 built.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
-            sample = np.sort(
-                np.random.default_rng(1).choice(len(documents), min(recall_queries, len(documents)), False)
-            )
-            queries = shards.rows(sample)
-            _, exact = exact_top_k(faiss, shards, queries, 10)
-            _, found = built.search(queries, 10)
-            built._report = {"recall_at_10": recall_at_k(found, exact), "recall_queries": len(sample)}
-            if index == "ivfpq":
-                unranked = found if built.rerank == 0 else built.graph.search(queries, 10)[1]
-                built._report.update(rerank=built.rerank, recall_at_10_without_rerank=recall_at_k(unranked, exact))
+            built._report = built._measure_recall(shards, recall_queries)
         if not keep_shards:
-            for file in shards.files():
-                file.unlink()
-            shards.folder.rmdir()
-            (folder / SHARDS_FILE).unlink()
+            shards.remove()
         return built
 
     def report(self) -> dict[str, Any]:

@@ -41,6 +41,13 @@ class Shards:
     def count(self) -> int:
         return sum(int(np.load(f, mmap_mode="r").shape[0]) for f in self.files())
 
+    def remove(self) -> None:
+        """Delete the shards and their record (``shards.json``), once the index is built from them."""
+        for file in self.files():
+            file.unlink()
+        self.folder.rmdir()
+        (self.folder.parent / SHARDS_FILE).unlink()
+
     def rows(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The vectors at corpus ``positions`` (sorted or not), read shard by shard."""
         out: npt.NDArray[np.float32] | None = None
