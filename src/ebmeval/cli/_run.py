@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,6 +32,9 @@ from ._common import (
     role_models,
     scorer_options,
 )
+
+if TYPE_CHECKING:
+    from ..runner import RunConfig
 
 
 @app.command()
@@ -84,9 +87,7 @@ def run(
     Several --task or --model (or lists in the YAML config) run every task × model pair, each its
     own run, one after the other, reported together at the end; re-running resumes them all.
     """
-    from ..runner import grid_from_flags, load_grid
-
-    flags: dict[str, Any] = {
+    flags = {
         "task": _one_or_list(task),
         "model": _one_or_list(model),
         "limit": limit,
@@ -95,7 +96,26 @@ def run(
         "epochs": epochs,
         "concurrency": concurrency,
         "store": store,
+        **_option_flags(task_arg, model_arg, role, role_arg, scorer_arg),
+        "generate": _request_settings(temperature, max_tokens, request_seed, top_p, repetition_penalty),
+        "cache": False if no_cache else None,
+        "shuffle": False if no_shuffle else None,
     }
+    configs = _run_configs(config, flags)
+    resume = resume_command(sys.argv[1:])
+    done = _run_all(configs, resume, by=by, as_json=as_json, quiet=quiet)
+    _report_failures(done, resume)
+
+
+def _option_flags(
+    task_arg: list[str] | None,
+    model_arg: list[str] | None,
+    role: list[str] | None,
+    role_arg: list[str] | None,
+    scorer_arg: list[str] | None,
+) -> dict[str, Any]:
+    """The task, model, role and scorer options given as ``KEY=VALUE`` flags, as config fields."""
+    flags: dict[str, Any] = {}
     if task_arg:
         flags["task_args"] = key_values(task_arg, "--task-arg")
     if model_arg:
@@ -104,29 +124,50 @@ def run(
         flags["roles"] = role_models(role, role_arg)
     if scorer_arg:
         flags["scorer_args"] = scorer_options(scorer_arg)
+    return flags
+
+
+def _request_settings(
+    temperature: float | None,
+    max_tokens: int | None,
+    seed: int | None,
+    top_p: float | None,
+    repetition_penalty: float | None,
+) -> dict[str, Any] | None:
+    """The decoding settings given, sent with every request of the model under test (``None``: none given)."""
     decoding = {
         "temperature": temperature,
         "max_tokens": max_tokens,
-        "seed": request_seed,
+        "seed": seed,
         "top_p": top_p,
         "repetition_penalty": repetition_penalty,
     }
-    generate = {k: v for k, v in decoding.items() if v is not None}
-    if generate:
-        flags["generate"] = generate
-    if no_cache:
-        flags["cache"] = False
-    if no_shuffle:
-        flags["shuffle"] = False
+    return {k: v for k, v in decoding.items() if v is not None} or None
+
+
+def _run_configs(config: Path | None, flags: dict[str, Any]) -> list[RunConfig]:
+    """The runs to make: the YAML ``config`` with the flags given overriding its fields, or the flags alone."""
+    from ..runner import grid_from_flags, load_grid
+
     given = {k: v for k, v in flags.items() if v is not None}
-    configs = load_grid(config, given) if config is not None else grid_from_flags(**given)
-    resume = resume_command(sys.argv[1:])
+    return load_grid(config, given) if config is not None else grid_from_flags(**given)
+
+
+def _run_all(
+    configs: list[RunConfig], resume: str, *, by: str | None, as_json: bool, quiet: bool
+) -> list[tuple[Any, Any]]:
+    """Run (or resume) each config and print its results, then, for a grid, every run's in one table."""
     done = [
         _run_one(cfg, resume, by=by, as_json=as_json, grid=(i, len(configs)), quiet=quiet)
         for i, cfg in enumerate(configs, 1)
     ]
     if len(done) > 1:
         _report_grid(done, as_json=as_json)
+    return done
+
+
+def _report_failures(done: list[tuple[Any, Any]], resume: str) -> None:
+    """Name each run's failed samples and how to retry them; exit 1 if any failed."""
     for _summary, result in done:
         if result.progress.errors:
             console.print(

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .._util.defaults import DEFAULT_STORE
 from ._common import JsonOption, StoreOption
+
+if TYPE_CHECKING:
+    from ..judges import PanelAgreement
+    from ..synthesis import Contrast, TableRow
+    from ..tables import Table
 
 synthesis_app = typer.Typer(help="Meta-analysis conclusion synthesis: tables and artifacts.", no_args_is_help=True)
 
@@ -43,30 +48,17 @@ def table(
     as_json: JsonOption = False,
 ) -> None:
     """Model × workflow means with 95% CIs, paired contrasts (t-test, Cohen's d_z) and panel agreement."""
-    from .._util.errors import ConfigError
-    from ..judges import panel_agreement
     from ..report import panel_table
-    from ..synthesis import METRICS, synthesis_contrasts, synthesis_table
-    from ..tables import Column, Estimate, Table
+    from ..synthesis import synthesis_contrasts, synthesis_table
 
     metrics = metric or ["rubric", "panel", "rouge", "bertscore", "recall"]
-    for name in [*metrics, *([contrast] if contrast else [])]:
-        if name not in METRICS:
-            raise ConfigError("--metric", f"{name!r} is not one of {', '.join(METRICS)}")
+    _check_metrics([*metrics, *([contrast] if contrast else [])])
     path = _existing(store, "run store")
     rows = synthesis_table(path, run_ids, metrics)
     if contrast is None:
-        probe = rows if "panel" in metrics else synthesis_table(path, run_ids, ["panel"])
-        contrast = "panel" if any(row.means.get("panel") is not None for row in probe) else "rubric"
+        contrast = _default_contrast(path, run_ids, metrics, rows)
     contrasts = synthesis_contrasts(path, run_ids, contrast)
-    judged = [r for r in rows if r.means.get("panel") is not None]
-    several = {r.run_id for r in judged if sum(o.run_id == r.run_id for o in judged) > 1}
-    panels = {  # a run with two panels' score sets: one entry per set, never their mean
-        f"{r.run_id} {r.score_sets['panel']}" if r.run_id in several else r.run_id: panel_agreement(
-            path, r.run_id, r.score_sets["panel"]
-        )
-        for r in judged
-    }
+    panels = _panel_agreements(path, rows)
     if as_json:
         payload = {
             "rows": [asdict(r) for r in rows],
@@ -75,6 +67,49 @@ def table(
         }
         typer.echo(json.dumps(payload, indent=2, default=str))
         return
+    typer.echo(_means_table(rows, metrics).markdown())
+    if contrasts:
+        typer.echo(_contrasts_table(contrasts, contrast).markdown())
+    if panels:
+        typer.echo(panel_table(panels).markdown())
+
+
+def _check_metrics(names: list[str]) -> None:
+    """Refuse a name that is not a synthesis metric."""
+    from .._util.errors import ConfigError
+    from ..synthesis import METRICS
+
+    for name in names:
+        if name not in METRICS:
+            raise ConfigError("--metric", f"{name!r} is not one of {', '.join(METRICS)}")
+
+
+def _default_contrast(path: Path, run_ids: list[str], metrics: list[str], rows: list[TableRow]) -> str:
+    """The metric contrasted when none is given: panel if any run has panel scores, else rubric."""
+    from ..synthesis import synthesis_table
+
+    probe = rows if "panel" in metrics else synthesis_table(path, run_ids, ["panel"])
+    return "panel" if any(row.means.get("panel") is not None for row in probe) else "rubric"
+
+
+def _panel_agreements(path: Path, rows: list[TableRow]) -> dict[str, PanelAgreement]:
+    """The panel agreement of each row with panel scores, keyed by run (and score set, for a run with several)."""
+    from ..judges import panel_agreement
+
+    judged = [r for r in rows if r.means.get("panel") is not None]
+    several = {r.run_id for r in judged if sum(o.run_id == r.run_id for o in judged) > 1}
+    return {  # a run with two panels' score sets: one entry per set, never their mean
+        f"{r.run_id} {r.score_sets['panel']}" if r.run_id in several else r.run_id: panel_agreement(
+            path, r.run_id, r.score_sets["panel"]
+        )
+        for r in judged
+    }
+
+
+def _means_table(rows: list[TableRow], metrics: list[str]) -> Table:
+    """Each run's mean [95% CI] of each metric, with its counts; a column of score sets when a run has several."""
+    from ..tables import Column, Estimate, Table
+
     split = len({r.run_id for r in rows}) < len(rows)  # a run scored by two judges: a row per judge
     means = Table(
         "Mean [95% CI] per run",
@@ -109,28 +144,31 @@ def table(
             row.input_truncated,
             *cells,
         )
-    typer.echo(means.markdown())
-    if contrasts:
-        paired = Table(
-            f"Paired contrasts of {contrast}",
-            [
-                "factor",
-                "a",
-                "b",
-                "within",
-                Column("n", "number"),
-                Column("mean(a − b)", "number", fmt="{:.2f}"),
-                Column("t", "number", fmt="{:.2f}"),
-                Column("p", "number", fmt="{:.3f}"),
-                Column("Cohen's d_z", "number", fmt="{:.2f}"),
-                "note",
-            ],
-        )
-        for c in contrasts:
-            paired.add(c.factor, c.a, c.b, c.within.split("/")[-1], c.n, c.mean_diff, c.t, c.pvalue, c.cohens_d, c.note)
-        typer.echo(paired.markdown())
-    if panels:
-        typer.echo(panel_table(panels).markdown())
+    return means
+
+
+def _contrasts_table(contrasts: list[Contrast], metric: str) -> Table:
+    """The paired workflow and model contrasts of ``metric``."""
+    from ..tables import Column, Table
+
+    paired = Table(
+        f"Paired contrasts of {metric}",
+        [
+            "factor",
+            "a",
+            "b",
+            "within",
+            Column("n", "number"),
+            Column("mean(a − b)", "number", fmt="{:.2f}"),
+            Column("t", "number", fmt="{:.2f}"),
+            Column("p", "number", fmt="{:.3f}"),
+            Column("Cohen's d_z", "number", fmt="{:.2f}"),
+            "note",
+        ],
+    )
+    for c in contrasts:
+        paired.add(c.factor, c.a, c.b, c.within.split("/")[-1], c.n, c.mean_diff, c.t, c.pvalue, c.cohens_d, c.note)
+    return paired
 
 
 @synthesis_app.command("negations")
