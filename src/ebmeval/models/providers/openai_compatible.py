@@ -266,25 +266,11 @@ class OpenAICompatibleModel(ModelAPI):
                 or another name, sent the key alone (Azure OpenAI's ``api-key``).
             query: A query string added to every URL (Azure OpenAI's ``api-version=…``).
         """
-        if penalty_field not in (None, "repetition_penalty", "repeat_penalty", "none"):
-            raise ConfigError(
-                "penalty_field", f"must be repetition_penalty, repeat_penalty or none, not {penalty_field!r}"
-            )
-        urls = [url.strip().rstrip("/") for url in base_url.split(",")] if "," in base_url else [base_url]
-        for url in urls:
-            if not url.startswith(("http://", "https://")):
-                raise ConfigError("base_url", f"must start with http:// or https://, got {url!r}")
-        if len(set(urls)) != len(urls):
-            raise ConfigError("base_url", f"names a replica twice: {base_url!r}")
+        _check_penalty_field(penalty_field)
+        self.base_urls = _replica_urls(base_url)
         self.model = model
-        self.base_urls = [url.rstrip("/") for url in urls]
         self.base_url = self.base_urls[0]
-        self._in_flight = [0] * len(self.base_urls)
-        self._turn = 0
-        self._down_until = [0.0] * len(self.base_urls)
-        """``time.monotonic()`` until which a replica whose connection failed is tried only as a last resort."""
-        self._failures = [0] * len(self.base_urls)
-        """Connection failures of each replica since it last answered."""
+        self._replicas = _Replicas(len(self.base_urls))
         self.name = f"openai-compatible/{model}"
         self.replica_concurrency = max_concurrency
         self.max_concurrency = max_concurrency * len(self.base_urls)
@@ -499,6 +485,21 @@ class OpenAICompatibleModel(ModelAPI):
     async def _chat(self, messages: Sequence[ChatMessage], config: GenerateConfig, *, attempts: int) -> ModelOutput:
         """One chat completion in at most ``attempts`` attempts (see :meth:`generate`)."""
         session, slots = await self._http()
+        call = _Call(session, slots, self._request_data(messages, config), config.timeout or self.timeout)
+        failure = _AttemptFailure()
+        for attempt in range(1, attempts + 1):
+            result = await self._attempt(call)
+            if isinstance(result, ModelOutput):
+                return result
+            failure = result
+            if attempt < attempts:
+                await asyncio.sleep(self.retry.delay(attempt, failure.retry_after, self._rng))
+        tries = f"{attempts} attempt" + ("s" if attempts > 1 else "")
+        where = ", ".join(self.base_urls)
+        raise ModelError(f"{self.name} at {where}: gave up after {tries}; last error: {failure.cause}")
+
+    def _request_data(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> bytes:
+        """The encoded body of a chat request: the model, what ``config`` sets, then the extra ``body`` fields."""
         request = chat_request(
             messages,
             config,
@@ -506,93 +507,75 @@ class OpenAICompatibleModel(ModelAPI):
             omit_temperature=self.omit_temperature,
             penalty_field=self.penalty_field,
         )
-        data = json.dumps({"model": self.model, **request, **self.body}).encode()
-        seconds = config.timeout or self.timeout
-        timeout = aiohttp.ClientTimeout(total=seconds, connect=min(seconds, _CONNECT_TIMEOUT))
-        cause = ""
-        for attempt in range(1, attempts + 1):
-            retry_after: float | None = None
-            tried: set[int] = set()
-            unreached, reason = 0, ""
-            while len(tried) < len(self.base_urls):  # fail over through the replicas once per attempt
-                index = self._pick(tried)
-                tried.add(index)
-                base_url = self.base_urls[index]
-                at = f"{base_url}: " if len(self.base_urls) > 1 else ""  # the single-server messages stay as they were
-                self._in_flight[index] += 1
-                try:
-                    async with slots[index]:
-                        start = time.monotonic()
-                        async with session.post(
-                            f"{base_url}/chat/completions{self._query}",
-                            data=data,
-                            headers=_JSON,
-                            timeout=timeout,
-                            proxy=self._proxies[index],
-                        ) as response:
-                            body = await response.read()
-                        latency = time.monotonic() - start
-                except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-                    unreached += 1
-                    reason = _describe(exc)
-                    cause = f"{at}connection failed ({reason})"
-                    self._mark_down(index)
-                    continue
-                except TimeoutError:  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
-                    cause = f"{at}no answer within {seconds:g} s"
-                    self._mark_down(index)
-                    continue
-                except aiohttp.ClientError as exc:  # payload errors, disconnects, resets, protocol errors
-                    cause = f"{at}connection broken ({_describe(exc)})"
-                    self._mark_down(index)
-                    continue
-                finally:
-                    self._in_flight[index] -= 1
-                self._failures[index], self._down_until[index] = 0, 0.0
-                self._reached = True
-                if response.status == 200:
-                    try:
-                        return parse_chat_response(json.loads(body), self.name, latency)
-                    except ValueError as exc:  # includes JSONDecodeError and MalformedResponseError
-                        cause = f"{at}malformed response body ({exc})"
-                elif response.status in RETRY_STATUSES:
-                    cause = f"{at}HTTP {response.status}: {_response_message(response, body)}"
-                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                else:
-                    raise self._refusal(response, body, base_url)
-            if unreached == len(self.base_urls) and not self._reached:
-                where = ", ".join(self.base_urls)
-                raise ModelUnavailableError(
-                    f"Cannot reach the model server at {where} ({reason}). "
-                    "Is it running? Start a local one with: ebmeval serve-model"
-                )
-            if attempt < attempts:
-                await asyncio.sleep(self.retry.delay(attempt, retry_after, self._rng))
-        tries = f"{attempts} attempt" + ("s" if attempts > 1 else "")
-        where = ", ".join(self.base_urls)
-        raise ModelError(f"{self.name} at {where}: gave up after {tries}; last error: {cause}")
+        return json.dumps({"model": self.model, **request, **self.body}).encode()
 
-    def _pick(self, tried: set[int]) -> int:
-        """The untried replica with the fewest calls in flight, ties broken in turn (round-robin).
+    async def _attempt(self, call: _Call) -> ModelOutput | _AttemptFailure:
+        """One attempt: the replicas in turn until one answers, or what went wrong at them.
 
-        A replica marked down (:meth:`_mark_down`) is picked only when every untried one is down.
+        Raises:
+            ModelUnavailableError: No replica could be connected to, and none ever answered.
+            ModelError: A replica refused the request in a way retrying cannot fix.
         """
-        count = len(self.base_urls)
-        self._turn = (self._turn + 1) % count
-        now = time.monotonic()
-        return min(
-            (i for i in range(count) if i not in tried),
-            key=lambda i: (self._down_until[i] > now, self._in_flight[i], (i - self._turn) % count),
-        )
+        failure = _AttemptFailure()
+        tried: set[int] = set()
+        while len(tried) < len(self.base_urls):  # fail over through the replicas once per attempt
+            index = self._replicas.pick(tried)
+            tried.add(index)
+            output = await self._ask_replica(call, index, failure)
+            if output is not None:
+                return output
+        if failure.unreached == len(self.base_urls) and not self._reached:
+            where = ", ".join(self.base_urls)
+            raise ModelUnavailableError(
+                f"Cannot reach the model server at {where} ({failure.reason}). "
+                "Is it running? Start a local one with: ebmeval serve-model"
+            )
+        return failure
 
-    def _mark_down(self, index: int) -> None:
-        """Try replica ``index`` last for a while: 1 s after its first failure, doubling up to 30 s.
+    async def _ask_replica(self, call: _Call, index: int, failure: _AttemptFailure) -> ModelOutput | None:
+        """The reply of replica ``index``, or ``None`` with what went wrong noted in ``failure``."""
+        at = f"{self.base_urls[index]}: " if len(self.base_urls) > 1 else ""  # with one server, messages name none
+        try:
+            response, body, latency = await self._post(call, index)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            failure.note_transport(at, exc, call.seconds)
+            self._replicas.mark_down(index)
+            return None
+        self._replicas.answered(index)
+        self._reached = True
+        if response.status == 200:
+            try:
+                return parse_chat_response(json.loads(body), self.name, latency)
+            except ValueError as exc:  # includes JSONDecodeError and MalformedResponseError
+                failure.cause = f"{at}malformed response body ({exc})"
+        elif response.status in RETRY_STATUSES:
+            failure.cause = f"{at}HTTP {response.status}: {_response_message(response, body)}"
+            failure.retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        else:
+            raise self._refusal(response, body, self.base_urls[index])
+        return None
 
-        Its next answer clears the mark. With one replica nothing changes: it is always tried.
+    async def _post(self, call: _Call, index: int) -> tuple[aiohttp.ClientResponse, bytes, float]:
+        """Send ``call`` to replica ``index`` once it has a free slot: the response, its body, the seconds taken.
+
+        Raises:
+            aiohttp.ClientError, TimeoutError: No complete response came back.
         """
-        self._failures[index] += 1
-        pause = min(_DOWN_MAX_S, _DOWN_S * 2 ** (self._failures[index] - 1))
-        self._down_until[index] = time.monotonic() + pause
+        self._replicas.in_flight[index] += 1
+        try:
+            async with call.slots[index]:
+                start = time.monotonic()
+                async with call.session.post(
+                    f"{self.base_urls[index]}/chat/completions{self._query}",
+                    data=call.data,
+                    headers=_JSON,
+                    timeout=call.timeout,
+                    proxy=self._proxies[index],
+                ) as response:
+                    body = await response.read()
+                return response, body, time.monotonic() - start
+        finally:
+            self._replicas.in_flight[index] -= 1
 
     def _refusal(self, response: aiohttp.ClientResponse, body: bytes, base_url: str) -> ModelError:
         """The error for a response that retrying cannot fix, from the replica at ``base_url``."""
@@ -646,6 +629,106 @@ async def _close_with_loop(session: aiohttp.ClientSession) -> None:
         await asyncio.get_running_loop().create_future()
     finally:
         await session.close()
+
+
+def _check_penalty_field(penalty_field: str | None) -> None:
+    """Refuse a ``penalty_field`` option that names no known request field."""
+    if penalty_field not in (None, "repetition_penalty", "repeat_penalty", "none"):
+        raise ConfigError("penalty_field", f"must be repetition_penalty, repeat_penalty or none, not {penalty_field!r}")
+
+
+def _replica_urls(base_url: str) -> list[str]:
+    """The API roots named in ``base_url`` (``URL`` or ``URL1,URL2``), without trailing slashes.
+
+    Raises:
+        ConfigError: A root that is not an http(s) URL, or one named twice.
+    """
+    urls = [url.strip().rstrip("/") for url in base_url.split(",")] if "," in base_url else [base_url]
+    for url in urls:
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError("base_url", f"must start with http:// or https://, got {url!r}")
+    if len(set(urls)) != len(urls):
+        raise ConfigError("base_url", f"names a replica twice: {base_url!r}")
+    return [url.rstrip("/") for url in urls]
+
+
+class _Replicas:
+    """How busy and how healthy each replica of a model is, to choose where the next request goes."""
+
+    def __init__(self, count: int) -> None:
+        self.in_flight = [0] * count
+        """Calls each replica is serving now."""
+        self.down_until = [0.0] * count
+        """``time.monotonic()`` until which a replica whose connection failed is tried only as a last resort."""
+        self.failures = [0] * count
+        """Connection failures of each replica since it last answered."""
+        self._turn = 0
+
+    def pick(self, tried: set[int]) -> int:
+        """The untried replica with the fewest calls in flight, ties broken in turn (round-robin).
+
+        A replica marked down (:meth:`mark_down`) is picked only when every untried one is down.
+        """
+        count = len(self.in_flight)
+        self._turn = (self._turn + 1) % count
+        now = time.monotonic()
+        return min(
+            (i for i in range(count) if i not in tried),
+            key=lambda i: (self.down_until[i] > now, self.in_flight[i], (i - self._turn) % count),
+        )
+
+    def mark_down(self, index: int) -> None:
+        """Try replica ``index`` last for a while: 1 s after its first failure, doubling up to 30 s.
+
+        Its next answer clears the mark (:meth:`answered`). With one replica nothing changes: it is always tried.
+        """
+        self.failures[index] += 1
+        pause = min(_DOWN_MAX_S, _DOWN_S * 2 ** (self.failures[index] - 1))
+        self.down_until[index] = time.monotonic() + pause
+
+    def answered(self, index: int) -> None:
+        """Replica ``index`` answered: clear its failures and its mark."""
+        self.failures[index], self.down_until[index] = 0, 0.0
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One chat request as each attempt sends it: the pooled session and slots, the encoded body, its time limit."""
+
+    session: aiohttp.ClientSession
+    slots: list[asyncio.Semaphore]
+    data: bytes
+    seconds: float
+
+    @property
+    def timeout(self) -> aiohttp.ClientTimeout:
+        """The whole request within ``seconds``, connecting within at most 10 s of them."""
+        return aiohttp.ClientTimeout(total=self.seconds, connect=min(self.seconds, _CONNECT_TIMEOUT))
+
+
+@dataclass
+class _AttemptFailure:
+    """What went wrong in one attempt over the replicas."""
+
+    cause: str = ""
+    """The failure of the replica tried last, as the final error quotes it."""
+    retry_after: float | None = None
+    """The wait the last ``Retry-After`` header of a replica asked for."""
+    unreached: int = 0
+    """Replicas that could not be connected to."""
+    reason: str = ""
+    """Why the last of them could not be."""
+
+    def note_transport(self, at: str, exc: aiohttp.ClientError | TimeoutError, seconds: float) -> None:
+        """Note a request that got no complete response (``at`` names the replica, ``seconds`` was its limit)."""
+        if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
+            self.unreached += 1
+            self.reason = _describe(exc)
+            self.cause = f"{at}connection failed ({self.reason})"
+        elif isinstance(exc, TimeoutError):  # asyncio.TimeoutError and aiohttp.ServerTimeoutError
+            self.cause = f"{at}no answer within {seconds:g} s"
+        else:  # payload errors, disconnects, resets, protocol errors
+            self.cause = f"{at}connection broken ({_describe(exc)})"
 
 
 _JSON = {"Content-Type": "application/json"}
