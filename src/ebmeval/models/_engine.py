@@ -461,54 +461,100 @@ def build_native_engine(
     variants = tuple(variants) if variants is not None else build_variants(features)
     model = verify_model if verify_model is not None else _smollm2()
     start = time.monotonic()
-    refused: list[RefusedVariant] = []
     with log_path.open("w", encoding="utf-8") as log:
         try:
             archive = _source_archive(archive, staging, run, log)
             source = extract_llama_cpp(archive, staging)
-            for variant in variants:
-                log.write(f"## variant {variant.name}\n")
-                build = staging / "build"  # one directory: another variant recompiles only the CPU backend
-                _reusable_build_dir(build, source)
-                run(configure_command(source, build, variant), log)
-                run(compile_command(build, jobs), log)
-                built = build / "bin" / "llama-server"
-                if not built.exists():
-                    raise EngineBuildError(f"the build produced no {built}")
-                try:
-                    version, system_info, reply = (verify or verify_binary)(built, model)
-                except VerificationError as exc:
-                    refusal = RefusedVariant(variant.name, _with_amx_state(exc.reason, variant, features), exc.log_tail)
-                    refused.append(refusal)
-                    log.write(f"## variant {variant.name} refused: {refusal.reason}\n{refusal.log_tail}\n")
-                    continue
-                break
-            else:
-                reasons = "; ".join(f"{refusal.variant}: {refusal.reason}" for refusal in refused)
-                raise EngineBuildError(f"no variant of the build started and answered correctly ({reasons})")
+            site = _BuildSite(source, staging / "build", jobs, run, log)
+            verified = site.first_working(variants, verify or verify_binary, model, features)
             build_seconds = time.monotonic() - start
-            speed = (measure or measure_build)(built)
+            speed = (measure or measure_build)(verified.binary)
         except EngineBuildError as exc:
             raise EngineBuildError(f"{exc} (see {log_path})") from None
-    engine = NativeEngine(
-        binary=native_dir() / "llama-server",
-        llama_cpp_version=version,
-        source=f"{SOURCE_PACKAGE} {archive.name.removeprefix('llama_cpp_python-').removesuffix('.tar.gz')}",
-        cmake_options=variant.cmake_options,
-        cpu_features=features,
-        machine=platform.machine(),
-        system_info=system_info,
-        build_seconds=round(build_seconds, 1),
-        built_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        verified_reply=reply,
-        variant=variant.name,
-        refused=tuple(refused),
-        speed=speed,
-    )
-    _install(built, engine)
+    engine = verified.record(archive, features, build_seconds, speed)
+    _install(verified.binary, engine)
     if not keep_build:
         shutil.rmtree(staging, ignore_errors=True)
     return engine
+
+
+@dataclass(frozen=True)
+class _VerifiedBuild:
+    """The first variant that started and answered correctly, what it said, and the variants refused before it."""
+
+    variant: BuildVariant
+    binary: Path
+    version: str
+    system_info: str
+    reply: str
+    refused: tuple[RefusedVariant, ...]
+
+    def record(self, archive: Path, features: tuple[str, ...], build_seconds: float, speed: SpeedCheck) -> NativeEngine:
+        """This build's record as installed: compiled from ``archive`` on a CPU with ``features``."""
+        return NativeEngine(
+            binary=native_dir() / "llama-server",
+            llama_cpp_version=self.version,
+            source=f"{SOURCE_PACKAGE} {archive.name.removeprefix('llama_cpp_python-').removesuffix('.tar.gz')}",
+            cmake_options=self.variant.cmake_options,
+            cpu_features=features,
+            machine=platform.machine(),
+            system_info=self.system_info,
+            build_seconds=round(build_seconds, 1),
+            built_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            verified_reply=self.reply,
+            variant=self.variant.name,
+            refused=self.refused,
+            speed=speed,
+        )
+
+
+@dataclass(frozen=True)
+class _BuildSite:
+    """Where and how every variant is compiled: from ``source`` into one ``build`` directory, logged to ``log``."""
+
+    source: Path
+    build: Path
+    """One directory for all variants: another variant recompiles only the CPU backend."""
+    jobs: int
+    run: Runner
+    log: IO[str]
+
+    def compile(self, variant: BuildVariant) -> Path:
+        """Configure and compile ``variant``; the ``llama-server`` binary it produced.
+
+        Raises:
+            EngineBuildError: A command failed, or the build produced no binary.
+        """
+        self.log.write(f"## variant {variant.name}\n")
+        _reusable_build_dir(self.build, self.source)
+        self.run(configure_command(self.source, self.build, variant), self.log)
+        self.run(compile_command(self.build, self.jobs), self.log)
+        built = self.build / "bin" / "llama-server"
+        if not built.exists():
+            raise EngineBuildError(f"the build produced no {built}")
+        return built
+
+    def first_working(
+        self, variants: Sequence[BuildVariant], verify: Verifier, model: Path, features: Sequence[str]
+    ) -> _VerifiedBuild:
+        """Compile ``variants`` in turn until one passes ``verify`` with ``model``; each refusal is logged.
+
+        Raises:
+            EngineBuildError: A build failed, or no variant passed; the message says why each was refused.
+        """
+        refused: list[RefusedVariant] = []
+        for variant in variants:
+            built = self.compile(variant)
+            try:
+                version, system_info, reply = verify(built, model)
+            except VerificationError as exc:
+                refusal = RefusedVariant(variant.name, _with_amx_state(exc.reason, variant, features), exc.log_tail)
+                refused.append(refusal)
+                self.log.write(f"## variant {variant.name} refused: {refusal.reason}\n{refusal.log_tail}\n")
+                continue
+            return _VerifiedBuild(variant, built, version, system_info, reply, tuple(refused))
+        reasons = "; ".join(f"{refusal.variant}: {refusal.reason}" for refusal in refused)
+        raise EngineBuildError(f"no variant of the build started and answered correctly ({reasons})")
 
 
 def _with_amx_state(reason: str, variant: BuildVariant, features: Sequence[str]) -> str:
