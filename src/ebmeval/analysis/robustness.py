@@ -143,6 +143,35 @@ def sweep(
     Returns:
         One :class:`SweepRow` per (strategy, judge) pair, then one per further prompt variant.
     """
+    plan = _plan(judges, prompt_variants, strategies, prompt_judge)
+    temperature = 0.0 if judge_temperature is None else judge_temperature
+    rows = []
+    for strategy, judge, prompt in plan:
+        scorer = _judge_scorer(strategy, prompt, judge, judge_max_tokens, temperature)
+        applied = _apply(store_path, run_id, scorer, judges[judge], _METRIC[strategy], concurrency)
+        mean, ci = _summarize(list(applied.values.values()), seed, n_resamples)
+        rows.append(
+            SweepRow(
+                strategy=strategy,
+                judge=judge,
+                prompt=prompt if strategy == "steps-with-reference" else "-",
+                scorer=scorer.name,
+                metric=_METRIC[strategy],
+                mean=mean,
+                ci=ci,
+                n=len(applied.values),
+                unparsed=applied.missing,
+                wall_s=applied.wall_s,
+                scored=applied.scored,
+            )
+        )
+    return rows
+
+
+def _plan(
+    judges: Mapping[str, Model], prompt_variants: Sequence[str], strategies: Sequence[str], prompt_judge: str | None
+) -> list[tuple[str, str, str]]:
+    """The (strategy, judge, prompt) a :func:`sweep` applies, in the order of its rows."""
     if not judges:
         raise UsageError("sweep needs at least one judge model")
     chosen = prompt_judge or next(iter(judges))
@@ -152,39 +181,36 @@ def sweep(
     plan += [("steps-with-reference", chosen, p) for p in prompt_variants if p != PROMPT_VARIANTS[0]]
     if PROMPT_VARIANTS[0] in prompt_variants and ("steps-with-reference", chosen, PROMPT_VARIANTS[0]) not in plan:
         plan.append(("steps-with-reference", chosen, PROMPT_VARIANTS[0]))
-    rows = []
-    for strategy, judge, prompt in plan:
-        temperature = 0.0 if judge_temperature is None else judge_temperature
-        scorer = _judge_scorer(strategy, prompt, judge, judge_max_tokens, temperature)
-        before, score_set = _count_scored(store_path, run_id, scorer, judges[judge])
-        started = time.perf_counter()
-        rescore(store_path, run_id, [scorer], {"judge": judges[judge]}, concurrency=concurrency)
-        wall = time.perf_counter() - started
-        store = RunStore(store_path)
-        try:
-            metric = _METRIC[strategy]
-            full_id = store.get_run(run_id).run_id
-            values, missing = metric_values(store, full_id, score_set, metric)
-            scored = len(store.scored(full_id, score_set)) - before
-        finally:
-            store.close()
-        mean, ci = _summarize(list(values.values()), seed, n_resamples)
-        rows.append(
-            SweepRow(
-                strategy=strategy,
-                judge=judge,
-                prompt=prompt if strategy == "steps-with-reference" else "-",
-                scorer=scorer.name,
-                metric=metric,
-                mean=mean,
-                ci=ci,
-                n=len(values),
-                unparsed=missing,
-                wall_s=wall,
-                scored=scored,
-            )
-        )
-    return rows
+    return plan
+
+
+@dataclass(frozen=True)
+class _Applied:
+    """What applying one judge variant to a run gave."""
+
+    values: dict[str, float]
+    """Per sample id, the mean of the metric over epochs."""
+    missing: int
+    """Scores without the metric."""
+    wall_s: float
+    """Seconds spent scoring."""
+    scored: int
+    """Samples newly scored."""
+
+
+def _apply(store_path: str, run_id: str, scorer: Scorer, judge: Model, metric: str, concurrency: int) -> _Applied:
+    """Score the run with ``scorer`` judged by ``judge`` (:func:`ebmeval.runner.rescore`), then read ``metric``."""
+    before, score_set = _count_scored(store_path, run_id, scorer, judge)
+    started = time.perf_counter()
+    rescore(store_path, run_id, [scorer], {"judge": judge}, concurrency=concurrency)
+    wall = time.perf_counter() - started
+    store = RunStore(store_path)
+    try:
+        full_id = store.get_run(run_id).run_id
+        values, missing = metric_values(store, full_id, score_set, metric)
+        return _Applied(values, missing, wall, len(store.scored(full_id, score_set)) - before)
+    finally:
+        store.close()
 
 
 def _count_scored(store_path: str, run_id: str, scorer: Scorer, judge: Model) -> tuple[int, str]:

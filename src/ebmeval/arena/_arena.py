@@ -451,42 +451,11 @@ async def _judge_pair(
     )
 
 
-async def _judge_all(
-    store: RunStore,
-    arena_id: str,
-    judge: Model,
-    by_run: dict[str, dict[str, tuple[Sample, str]]],
-    pairs: Sequence[tuple[str, str, str]],
-    axes: Sequence[str],
-    config: GenerateConfig,
-    concurrency: int,
-    tally: Callable[[bool], None],
-) -> tuple[list[Comparison], list[dict[str, str]]]:
-    """Judge each (question, a, b) of ``pairs``: the comparisons made and, for each that failed, its error.
+_Judged = tuple[list[Comparison], list[dict[str, str]]]
+"""The comparisons a batch of judgements made, and an error record for each that failed."""
 
-    ``tally(failed)`` is told of each comparison as it ends.
-    """
-    gate = asyncio.Semaphore(concurrency)
-    judged: dict[int, Comparison] = {}
-    errors: list[dict[str, str]] = []
-
-    async def judge_pair(index: int) -> None:
-        sample_id, a, b = pairs[index]
-        # keyed by the question key: pooled tasks may share sample ids
-        sample = by_run[a][sample_id][0].model_copy(update={"id": sample_id})
-        pair = ((a, by_run[a][sample_id][1]), (b, by_run[b][sample_id][1]))
-        judged[index] = await _judge_pair(store, arena_id, judge, sample, pair, axes, config)
-
-    async def one(index: int) -> None:
-        failures: list[Failure] = []
-        async with gate:
-            await attempt("judge", judge_pair(index), failures)
-        sample_id, a, b = pairs[index]
-        errors.extend({"sample_id": sample_id, "a": a, "b": b, "error": f.error} for f in failures)
-        tally(bool(failures))
-
-    await run_all(len(pairs), one)
-    return [judged[i] for i in sorted(judged)], errors
+_JudgeBatch = Callable[[Sequence[tuple[str, str, str]]], Awaitable[_Judged]]
+"""Judges a batch of (question, system a, system b)."""
 
 
 async def arun_arena(
@@ -505,61 +474,15 @@ async def arun_arena(
     on_progress: ProgressCallback | None = None,
 ) -> ArenaResult:
     """:func:`run_arena` for callers already inside an event loop."""
-    unknown = [a for a in axes if a not in AXES]
-    if unknown or not axes:
-        raise ConfigError("axes", f"must be a non-empty subset of {', '.join(AXES)}; unknown: {', '.join(unknown)}")
-    if concurrency < 1:
-        raise ConfigError("concurrency", f"must be at least 1, not {concurrency}")
-    if min_matches is not None and min_matches < 1:
-        raise ConfigError("min_matches", f"must be at least 1, not {min_matches}")
+    _check_options(axes, concurrency, min_matches)
     store = RunStore(store_path)
     try:
-        by_run, systems, _named = pooled_systems(store, run_ids)
-        ids = list(by_run)
-        if len(ids) < 2:
-            raise UsageError("an arena needs at least two different runs")
-    except BaseException:
-        store.close()
-        raise
-    # Pairs and question order follow the sorted run ids, so the comparison keys of the stored judge
-    # steps do not depend on the order in which the runs were named.
-    ordered = sorted(ids)
-    common = [s for s in by_run[ordered[0]] if all(s in by_run[r] for r in ordered[1:])]
-    if not common:
-        store.close()
-        raise UsageError("no question has a parsed answer in every run")
-    common = common[:limit] if limit is not None else common
-    arena_id = stable_hash(
-        {
-            "runs": sorted(ids),
-            "judge": judge.api.describe(),
-            "axes": list(axes),
-            "prompt": PAIRWISE.id,
-            "tokens": max_tokens,
-        },
-        16,
-    )
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    progress = Progress(total=0)
-
-    def tally(failed: bool) -> None:
-        progress.errors += failed
-        progress.done += not failed
-        progress.model_calls, progress.cache_hits = judge.stats.calls, judge.stats.cache_hits
-        if on_progress is not None:
-            on_progress(progress)
-
-    def judge_batch(pairs: Sequence[tuple[str, str, str]]) -> Awaitable[tuple[list[Comparison], list[dict[str, str]]]]:
-        progress.total += len(pairs)
-        return _judge_all(store, arena_id, judge, by_run, pairs, axes, config, concurrency, tally)
-
-    try:
-        if min_matches is None:
-            pairs = [(s, a, b) for s in common for a, b in itertools.combinations(ordered, 2)]
-            comparisons, errors = await judge_batch(pairs)
-        else:
-            order = sampled_pairs(common, ordered, seed=seed)
-            comparisons, errors = await _until_target(judge_batch, order, axes, min_matches)
+        by_run, systems, common = _shared_questions(store, run_ids, limit)
+        ordered = sorted(by_run)
+        arena_id = _arena_id(ordered, judge, axes, max_tokens)
+        config = GenerateConfig(temperature=0.0, max_tokens=max_tokens)
+        judging = _Judging(store, arena_id, judge, by_run, axes, config, concurrency, on_progress)
+        comparisons, errors = await _judge_questions(judging.batch, common, ordered, axes, min_matches, seed)
     finally:
         store.close()
     judged = len({c.sample_id for c in comparisons})
@@ -567,16 +490,125 @@ async def arun_arena(
         arena_id, systems, judged, comparisons, judge=judge.name, min_matches=min_matches, errors=errors
     )
     for axis in axes:
-        result.axes[axis] = _axis_result(axis, comparisons, ids, k=k, n_bootstrap=n_bootstrap, seed=seed)
+        result.axes[axis] = _axis_result(axis, comparisons, list(by_run), k=k, n_bootstrap=n_bootstrap, seed=seed)
     return result
 
 
+def _check_options(axes: Sequence[str], concurrency: int, min_matches: int | None) -> None:
+    """``ConfigError`` for axes outside :data:`AXES` (or none), a concurrency or a ``min_matches`` below 1."""
+    unknown = [a for a in axes if a not in AXES]
+    if unknown or not axes:
+        raise ConfigError("axes", f"must be a non-empty subset of {', '.join(AXES)}; unknown: {', '.join(unknown)}")
+    if concurrency < 1:
+        raise ConfigError("concurrency", f"must be at least 1, not {concurrency}")
+    if min_matches is not None and min_matches < 1:
+        raise ConfigError("min_matches", f"must be at least 1, not {min_matches}")
+
+
+def _shared_questions(
+    store: RunStore, run_ids: Sequence[str], limit: int | None
+) -> tuple[dict[str, dict[str, tuple[Sample, str]]], dict[str, str], list[str]]:
+    """Each system's answers (:func:`pooled_systems`), their labels, and the first ``limit`` questions all answered.
+
+    Raises:
+        UsageError: Fewer than two different runs, or no question with a parsed answer in every run.
+    """
+    by_run, systems, _named = pooled_systems(store, run_ids)
+    if len(by_run) < 2:
+        raise UsageError("an arena needs at least two different runs")
+    # Pairs and question order follow the sorted run ids, so the comparison keys of the stored judge
+    # steps do not depend on the order in which the runs were named.
+    first, *others = sorted(by_run)
+    common = [s for s in by_run[first] if all(s in by_run[r] for r in others)]
+    if not common:
+        raise UsageError("no question has a parsed answer in every run")
+    return by_run, systems, common[:limit] if limit is not None else common
+
+
+def _arena_id(runs: Sequence[str], judge: Model, axes: Sequence[str], max_tokens: int) -> str:
+    """The arena's id, from its sorted ``runs``, the judge, the axes, the prompt and the judge's reply budget."""
+    return stable_hash(
+        {
+            "runs": list(runs),
+            "judge": judge.api.describe(),
+            "axes": list(axes),
+            "prompt": PAIRWISE.id,
+            "tokens": max_tokens,
+        },
+        16,
+    )
+
+
+@dataclass
+class _Judging:
+    """The judge calls of one arena, batch by batch, counted in one :class:`Progress`."""
+
+    store: RunStore
+    arena_id: str
+    judge: Model
+    by_run: dict[str, dict[str, tuple[Sample, str]]]
+    axes: Sequence[str]
+    config: GenerateConfig
+    concurrency: int
+    on_progress: ProgressCallback | None
+    progress: Progress = field(default_factory=lambda: Progress(total=0))
+
+    async def batch(self, pairs: Sequence[tuple[str, str, str]]) -> _Judged:
+        """Judge each (question, a, b) of ``pairs``, adding them to the progress total; each is tallied as it ends."""
+        self.progress.total += len(pairs)
+        gate = asyncio.Semaphore(self.concurrency)
+        judged: dict[int, Comparison] = {}
+        errors: list[dict[str, str]] = []
+
+        async def judge_pair(index: int) -> None:
+            sample_id, a, b = pairs[index]
+            # keyed by the question key: pooled tasks may share sample ids
+            sample = self.by_run[a][sample_id][0].model_copy(update={"id": sample_id})
+            pair = ((a, self.by_run[a][sample_id][1]), (b, self.by_run[b][sample_id][1]))
+            judged[index] = await _judge_pair(
+                self.store, self.arena_id, self.judge, sample, pair, self.axes, self.config
+            )
+
+        async def one(index: int) -> None:
+            failures: list[Failure] = []
+            async with gate:
+                await attempt("judge", judge_pair(index), failures)
+            sample_id, a, b = pairs[index]
+            errors.extend({"sample_id": sample_id, "a": a, "b": b, "error": f.error} for f in failures)
+            self.tally(bool(failures))
+
+        await run_all(len(pairs), one)
+        return [judged[i] for i in sorted(judged)], errors
+
+    def tally(self, failed: bool) -> None:
+        """Count one judgement that ended and report the progress."""
+        self.progress.errors += failed
+        self.progress.done += not failed
+        self.progress.model_calls, self.progress.cache_hits = self.judge.stats.calls, self.judge.stats.cache_hits
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+
+async def _judge_questions(
+    judge_batch: _JudgeBatch,
+    common: Sequence[str],
+    systems: Sequence[str],
+    axes: Sequence[str],
+    min_matches: int | None,
+    seed: int,
+) -> _Judged:
+    """Judge every pair of ``systems`` on every question, or, with ``min_matches``, until each pair has that many."""
+    if min_matches is None:
+        return await judge_batch([(s, a, b) for s in common for a, b in itertools.combinations(systems, 2)])
+    return await _until_target(judge_batch, sampled_pairs(common, systems, seed=seed), axes, min_matches)
+
+
 async def _until_target(
-    judge_batch: Callable[[Sequence[tuple[str, str, str]]], Awaitable[tuple[list[Comparison], list[dict[str, str]]]]],
+    judge_batch: _JudgeBatch,
     order: dict[tuple[str, str], list[str]],
     axes: Sequence[str],
     target: int,
-) -> tuple[list[Comparison], list[dict[str, str]]]:
+) -> _Judged:
     """Judge each pair's questions in ``order``, in rounds, until it has ``target`` matches on every axis.
 
     A judgement that failed is recorded among the errors and its question is not asked again:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from ..models import Model
 from ..store import RunStore
 from ..tasks import SampleContext, Scorer, sample_seed
-from ._engine import run_all, run_blocking, score_sample
-from ._runner import Progress, ProgressCallback, count_sample, register_scorers, unique
+from ._engine import run_all, run_blocking
+from ._runner import Progress, ProgressCallback, count_sample, register_scorers, score_into, unique
 
 
 def rescore(
@@ -91,13 +91,7 @@ async def _rescore(
             pending = [
                 (scorer, s) for scorer, s, scored in zip(scorers, score_sets, done, strict=True) if key not in scored
             ]
-            failures = await score_sample(
-                sample,
-                generation,
-                ctx,
-                [(scorer, s.label) for scorer, s in pending],
-                lambda i, score: store.put_score(run_id, sample.id, generation.epoch, pending[i][1].id, score),
-            )
+            failures = await score_into(store, run_id, sample, generation, ctx, pending)
         await count_sample(store, run_id, sample.id, generation.epoch, failures, progress, models_once)
         on_progress(progress)
 

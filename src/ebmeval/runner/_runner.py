@@ -393,64 +393,136 @@ async def _execute(
     in_progress: int,
 ) -> list[ScoreSet]:
     """Generate and score what is missing; the score sets of the task's scorers."""
-    generated = store.done_generations(run_id)
-    stepped = store.stepped(run_id)
     score_sets = register_scorers(store, run_id, task.scorers, models)
-    scored = {score_set.id: store.scored(run_id, score_set.id) for score_set in score_sets}
-    todo: list[tuple[Sample, int]] = []
-    for epoch in range(config.epochs):
-        for sample in samples:
-            key = (sample.id, epoch)
-            if key in generated and all(key in done for done in scored.values()):
-                progress.done += 1
-                progress.resumed += 1
-            else:
-                todo.append((sample, epoch))
+    held = _Held.read(store, run_id, score_sets)
+    todo = held.todo(samples, config.epochs, progress)
     on_progress(progress)
+    if todo:
+        await _prepare(models)
+    work = _SampleWork(task, models, store, run_id, config, progress, score_sets, held)
     limit = asyncio.Semaphore(in_progress)
     unique_models = unique(models)
-    if todo:
-        await preflight(models)
-        for model in unique_models:
-            await model.api.prepare()
 
     async def one(index: int) -> None:
         sample, epoch = todo[index]
-        failures: list[Failure] = []
         async with limit:
-            key = (sample.id, epoch)
-            memo = store.memo(run_id, sample.id, epoch, fresh=key not in stepped)
-            ctx = SampleContext(
-                models,
-                memo,
-                seed=sample_seed(config.seed, epoch, sample.id),
-                run_settings=config.generate,
-                overrides=config.steps,
-            )
-            found = store.get_generation(run_id, sample.id, epoch) if key in generated else None
-            if found is None:
-                made: list[Generation] = []
-                if await attempt("generate", _generate_into(made, task, sample, epoch, ctx), failures):
-                    store.put_generation(run_id, sample, made[0])
-                    progress.truncated += made[0].truncated
-                    found = (sample, made[0])
-            if found is not None:
-                pending = [
-                    (scorer, s) for scorer, s in zip(task.scorers, score_sets, strict=True) if key not in scored[s.id]
-                ]
-                failures += await score_sample(
-                    sample,
-                    found[1],
-                    ctx,
-                    [(scorer, s.label) for scorer, s in pending],
-                    lambda i, score: store.put_score(run_id, sample.id, epoch, pending[i][1].id, score),
-                )
+            failures = await work.sample(sample, epoch)
         await count_sample(store, run_id, sample.id, epoch, failures, progress, unique_models)  # its slot is free
         on_progress(progress)
 
     await run_all(len(todo), one)
     store.flush()  # a write that failed on the store's writer thread fails the run here
     return score_sets
+
+
+async def _prepare(models: dict[str, Model]) -> None:
+    """Check that each model answers (:func:`preflight`), then let each prepare for the run."""
+    await preflight(models)
+    for model in unique(models):
+        await model.api.prepare()
+
+
+@dataclass
+class _Held:
+    """What the store held of a run when this invocation began, by (sample id, epoch)."""
+
+    generated: set[tuple[str, int]]
+    stepped: set[tuple[str, int]]
+    """Samples with at least one recorded step."""
+    scored: dict[str, set[tuple[str, int]]]
+    """Per score set id, the samples it has scored."""
+
+    @classmethod
+    def read(cls, store: RunStore, run_id: str, score_sets: Sequence[ScoreSet]) -> _Held:
+        """Read it from ``store``."""
+        generated, stepped = store.done_generations(run_id), store.stepped(run_id)
+        return cls(generated, stepped, {score_set.id: store.scored(run_id, score_set.id) for score_set in score_sets})
+
+    def todo(self, samples: Sequence[Sample], epochs: int, progress: Progress) -> list[tuple[Sample, int]]:
+        """The (sample, epoch) pairs still to generate or score; the finished ones are counted as resumed."""
+        todo: list[tuple[Sample, int]] = []
+        for epoch in range(epochs):
+            for sample in samples:
+                key = (sample.id, epoch)
+                if key in self.generated and all(key in done for done in self.scored.values()):
+                    progress.done += 1
+                    progress.resumed += 1
+                else:
+                    todo.append((sample, epoch))
+        return todo
+
+
+@dataclass
+class _SampleWork:
+    """Generates and scores one sample of a run at a time, writing each result to the store."""
+
+    task: Task
+    models: dict[str, Model]
+    store: RunStore
+    run_id: str
+    config: RunConfig
+    progress: Progress
+    score_sets: list[ScoreSet]
+    held: _Held
+
+    async def sample(self, sample: Sample, epoch: int) -> list[Failure]:
+        """Generate the answer unless stored, then apply the scorers that have not scored it; the failures."""
+        failures: list[Failure] = []
+        ctx = self._context(sample, epoch)
+        generation = await self._generation(sample, epoch, ctx, failures)
+        if generation is not None:
+            key = (sample.id, epoch)
+            pending = [
+                (scorer, s)
+                for scorer, s in zip(self.task.scorers, self.score_sets, strict=True)
+                if key not in self.held.scored[s.id]
+            ]
+            failures += await score_into(self.store, self.run_id, sample, generation, ctx, pending)
+        return failures
+
+    def _context(self, sample: Sample, epoch: int) -> SampleContext:
+        """The sample's context: the run's models and settings, its step memo and its seed."""
+        memo = self.store.memo(self.run_id, sample.id, epoch, fresh=(sample.id, epoch) not in self.held.stepped)
+        return SampleContext(
+            self.models,
+            memo,
+            seed=sample_seed(self.config.seed, epoch, sample.id),
+            run_settings=self.config.generate,
+            overrides=self.config.steps,
+        )
+
+    async def _generation(
+        self, sample: Sample, epoch: int, ctx: SampleContext, failures: list[Failure]
+    ) -> Generation | None:
+        """The stored generation, else a new one, stored and counted if truncated; None if generating failed."""
+        if (sample.id, epoch) in self.held.generated:
+            found = self.store.get_generation(self.run_id, sample.id, epoch)
+            if found is not None:
+                return found[1]
+        made: list[Generation] = []
+        if not await attempt("generate", _generate_into(made, self.task, sample, epoch, ctx), failures):
+            return None
+        self.store.put_generation(self.run_id, sample, made[0])
+        self.progress.truncated += made[0].truncated
+        return made[0]
+
+
+async def score_into(
+    store: RunStore,
+    run_id: str,
+    sample: Sample,
+    generation: Generation,
+    ctx: SampleContext,
+    scorers: Sequence[tuple[Scorer, ScoreSet]],
+) -> list[Failure]:
+    """Apply each scorer to ``generation``, storing its score in its score set (:func:`score_sample`); the failures."""
+    return await score_sample(
+        sample,
+        generation,
+        ctx,
+        [(scorer, score_set.label) for scorer, score_set in scorers],
+        lambda i, score: store.put_score(run_id, sample.id, generation.epoch, scorers[i][1].id, score),
+    )
 
 
 async def count_sample(
