@@ -260,6 +260,12 @@ def test_a_negation_store_is_one_run_whatever_spelling_names_it(
     )
 
 
+def test_a_negation_store_with_a_workflow_that_reads_no_negations_is_refused() -> None:
+    """Before: ``golden-rag`` took ``negation_store``, did not read it, and was another run for each store named."""
+    with pytest.raises(ConfigError, match="negation_store.*only workflow 'negated-rag' reads negations"):
+        create_task("synthesis", workflow="golden-rag", negation_store="neg.sqlite")
+
+
 def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_another_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -277,8 +277,8 @@ def synthesis(
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
         feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
             above this (MedMeta: over 4).
-        negation_store: SQLite file of negations (default: next to the response cache); the run records
-            it by its resolved absolute path, and the default file named as no file.
+        negation_store: for ``negated-rag``, SQLite file of negations (default: next to the response cache);
+            the run records it by its resolved absolute path, and the default file named as no file.
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
         text_metrics: add ROUGE-L and BERTScore on all-MiniLM-L6-v2 (``ebmeval.scorers.text``).
         prompts: the prompt set of the workflows and the rubric judges: ``ebmeval`` (ebmeval's own) or
@@ -289,36 +289,10 @@ def synthesis(
         raise ConfigError("workflow", f"must be one of {', '.join(WORKFLOWS)}; not {workflow!r}")
     if overflow not in ("truncate", "map-reduce"):
         raise ConfigError("overflow", f"must be truncate or map-reduce, not {overflow!r}")
-    samples = load_synthesis(source, path)
-    if abstracts is not None:
-        if source != "medmeta":
-            raise ConfigError("abstracts", f"only source 'medmeta' joins abstracts; {source!r} ships its own")
-        samples = join_abstracts(samples, abstracts)
-    if items is not None:
-        by_id = {s.id: s for s in samples}
-        unknown = [i for i in items if i not in by_id]
-        if unknown:
-            raise UnknownNameError(f"{source} synthesis item", unknown[0], by_id)
-        samples = [by_id[i] for i in items]
-    if feasibility_ratings is not None:
-        ratings = read_feasibility(feasibility_ratings)
-        samples = [s for s in samples if (ratings.get(s.id) or 0.0) > feasibility_above]
-    if (retrieval is not None or reranker is not None) and workflow != "standard-rag":
-        raise ConfigError("retrieval", f"only workflow 'standard-rag' retrieves; not {workflow!r}")
-    if reranker is not None and retrieval is None:
-        raise ConfigError("reranker", "reranks the candidates of an index: give retrieval=INDEX too")
-    if workflow in EVIDENCE_WORKFLOWS and retrieval is None:
-        empty = [s.id for s in samples if not s.documents]
-        if empty:
-            raise ConfigError(
-                "workflow",
-                f"'{workflow}' needs study abstracts, which {len(empty)} items of '{source}' lack "
-                f"(e.g. {empty[0]}); use a parametric workflow, another source"
-                + (", or join abstracts=PATH (PubMed XML, JSONL or CSV keyed by PMID)" if source == "medmeta" else "")
-                + ", or keep the items that have them with items=[...]",
-            )
-        if abstracts is not None:
-            samples = check_coverage(samples, min_coverage)
+    samples = _selected_samples(source, path, abstracts, items, feasibility_ratings, feasibility_above)
+    samples = _checked_evidence(samples, source, workflow, retrieval, reranker, abstracts, min_coverage)
+    if negation_store is not None and workflow != "negated-rag":
+        raise ConfigError("negation_store", f"only workflow 'negated-rag' reads negations; not {workflow!r}")
     store = _negation_store(negation_store)
     chosen = (
         _index_rag(
@@ -341,29 +315,7 @@ def synthesis(
             prompts=chosen_prompts,
         )
     )
-    roles: list[str] = []
-    scorers: list[Scorer] = []
-    if workflow == "feasibility":
-        scorers.append(FeasibilityScore())
-    else:
-        roles.append("judge")
-        scorers.append(RubricJudge("judge", prompts=chosen_prompts))
-        if panel:
-            strangers = [j for j in panel if not _JUDGE_ROLE.match(j)]
-            if strangers:
-                raise ConfigError(
-                    "panel", f"panel judges are roles judge, judge2 …, each given a model with --role; not {strangers}"
-                )
-            scorers.append(RubricPanel(panel, prompts=chosen_prompts))
-            roles += [j for j in panel if j not in roles]
-        if text_metrics:
-            scorers += _text_scorers()
-        if workflow == "standard-rag":
-            scorers.append(RetrievalRecall())
-    if workflow == "parametric-cot":
-        roles.append("evaluator")
-    if workflow == "negated-rag":
-        roles += ["negator", "negation_checker"]
+    scorers, roles = _grading(workflow, chosen_prompts, panel, text_metrics)
     templates = _template_versions(chosen_prompts, chosen)
     task = Task(
         name="synthesis",
@@ -385,6 +337,94 @@ def synthesis(
     if retrieval is not None:
         identities |= {"retrieval": index_hash(retrieval), "reranker": reranker_identity(reranker)}
     return identified_by_content(task, identities)
+
+
+def _selected_samples(
+    source: Source,
+    path: str | None,
+    abstracts: str | None,
+    items: list[str] | None,
+    feasibility_ratings: str | None,
+    feasibility_above: float,
+) -> list[Sample]:
+    """The items of ``source`` the options select: abstracts joined, ``items`` in their order, the feasible ones."""
+    samples = load_synthesis(source, path)
+    if abstracts is not None:
+        if source != "medmeta":
+            raise ConfigError("abstracts", f"only source 'medmeta' joins abstracts; {source!r} ships its own")
+        samples = join_abstracts(samples, abstracts)
+    if items is not None:
+        by_id = {s.id: s for s in samples}
+        unknown = [i for i in items if i not in by_id]
+        if unknown:
+            raise UnknownNameError(f"{source} synthesis item", unknown[0], by_id)
+        samples = [by_id[i] for i in items]
+    if feasibility_ratings is not None:
+        ratings = read_feasibility(feasibility_ratings)
+        samples = [s for s in samples if (ratings.get(s.id) or 0.0) > feasibility_above]
+    return samples
+
+
+def _checked_evidence(
+    samples: list[Sample],
+    source: Source,
+    workflow: WorkflowName,
+    retrieval: str | None,
+    reranker: str | None,
+    abstracts: str | None,
+    min_coverage: float,
+) -> list[Sample]:
+    """``samples``, refused where ``workflow`` cannot read its evidence from them (or from ``retrieval``).
+
+    Retrieval and reranking only with ``standard-rag``; an evidence workflow without an index needs
+    every item's abstracts, and joined ``abstracts`` must cover ``min_coverage`` (:func:`check_coverage`).
+    """
+    if (retrieval is not None or reranker is not None) and workflow != "standard-rag":
+        raise ConfigError("retrieval", f"only workflow 'standard-rag' retrieves; not {workflow!r}")
+    if reranker is not None and retrieval is None:
+        raise ConfigError("reranker", "reranks the candidates of an index: give retrieval=INDEX too")
+    if workflow not in EVIDENCE_WORKFLOWS or retrieval is not None:
+        return samples
+    empty = [s.id for s in samples if not s.documents]
+    if empty:
+        raise ConfigError(
+            "workflow",
+            f"'{workflow}' needs study abstracts, which {len(empty)} items of '{source}' lack "
+            f"(e.g. {empty[0]}); use a parametric workflow, another source"
+            + (", or join abstracts=PATH (PubMed XML, JSONL or CSV keyed by PMID)" if source == "medmeta" else "")
+            + ", or keep the items that have them with items=[...]",
+        )
+    return check_coverage(samples, min_coverage) if abstracts is not None else samples
+
+
+def _grading(
+    workflow: WorkflowName, prompts: PromptSet, panel: list[str] | None, text_metrics: bool
+) -> tuple[list[Scorer], list[str]]:
+    """The scorers of a ``workflow`` run, and the roles beyond ``model`` that they and the workflow ask."""
+    roles: list[str] = []
+    scorers: list[Scorer] = []
+    if workflow == "feasibility":
+        scorers.append(FeasibilityScore())
+    else:
+        roles.append("judge")
+        scorers.append(RubricJudge("judge", prompts=prompts))
+        if panel:
+            strangers = [j for j in panel if not _JUDGE_ROLE.match(j)]
+            if strangers:
+                raise ConfigError(
+                    "panel", f"panel judges are roles judge, judge2 …, each given a model with --role; not {strangers}"
+                )
+            scorers.append(RubricPanel(panel, prompts=prompts))
+            roles += [j for j in panel if j not in roles]
+        if text_metrics:
+            scorers += _text_scorers()
+        if workflow == "standard-rag":
+            scorers.append(RetrievalRecall())
+    if workflow == "parametric-cot":
+        roles.append("evaluator")
+    if workflow == "negated-rag":
+        roles += ["negator", "negation_checker"]
+    return scorers, roles
 
 
 def _index_rag(
