@@ -314,23 +314,10 @@ def create_study(
         limit: Keep only the first ``limit`` items.
     """
     names = _check_settings(slug, annotators, pass_threshold)
-    if form == "rubric" and runs and store is not None:
-        form = judged_rubric(store, runs)
-    if form == EXPERT_STEPS and (checklist is not None or calibration is not None):
-        raise ConfigError(
-            "form", "the 'expert-steps' form takes each item's own steps: no --checklist-step, no calibration"
-        )
-    spec = build_form(form, tuple(checklist) if checklist is not None else None) if form != EXPERT_STEPS else None
+    form, spec = _study_form(form, checklist, calibration, runs, store)
     items, systems, run_of, skipped = _gather_items(runs, store, files)
-    if limit is not None:
-        items = items[:limit]
-    if form == EXPERT_STEPS and (bare := [i.key for i in items if not i.steps]):
-        raise UsageError(f"the 'expert-steps' form needs every item's steps; none for item '{bare[0]}'")
-    gold = read_calibration(calibration, spec) if calibration is not None and spec is not None else []
-    if calibration_size is not None and not 1 <= calibration_size <= len(gold):
-        raise ConfigError(
-            "calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {calibration_size}"
-        )
+    items = _items_to_annotate(items, limit, form)
+    gold = _gold_examples(calibration, spec, calibration_size)
     plan = latin_square_plan(
         len(items), len(systems), len(names), k, seed=seed, per_task=spec.per_task if spec else None
     )
@@ -346,6 +333,42 @@ def create_study(
     )
     admin_token, tokens = _write_study(db, study, _Contents(items, systems, run_of, names, gold, plan))
     return StudyInvitations(slug, admin_token, tokens, len(items), len(plan), tuple(skipped))
+
+
+def _study_form(
+    form: str,
+    checklist: Sequence[str] | None,
+    calibration: str | Path | None,
+    runs: Sequence[str],
+    store: str | Path | None,
+) -> tuple[str, Form | None]:
+    """The form's name (a rubric study of runs: their judges' rubric) and its fields (none for expert steps)."""
+    if form == "rubric" and runs and store is not None:
+        form = judged_rubric(store, runs)
+    if form != EXPERT_STEPS:
+        return form, build_form(form, tuple(checklist) if checklist is not None else None)
+    if checklist is not None or calibration is not None:
+        raise ConfigError(
+            "form", "the 'expert-steps' form takes each item's own steps: no --checklist-step, no calibration"
+        )
+    return form, None
+
+
+def _items_to_annotate(items: list[SourceItem], limit: int | None, form: str) -> list[SourceItem]:
+    """The first ``limit`` items (all without one); for the expert-steps form each must bring its steps."""
+    if limit is not None:
+        items = items[:limit]
+    if form == EXPERT_STEPS and (bare := [i.key for i in items if not i.steps]):
+        raise UsageError(f"the 'expert-steps' form needs every item's steps; none for item '{bare[0]}'")
+    return items
+
+
+def _gold_examples(calibration: str | Path | None, spec: Form | None, size: int | None) -> list[dict[str, Any]]:
+    """The gold examples of the calibration file (none without one), once ``size`` fits their number."""
+    gold = read_calibration(calibration, spec) if calibration is not None and spec is not None else []
+    if size is not None and not 1 <= size <= len(gold):
+        raise ConfigError("calibration_size", f"must be between 1 and the {len(gold)} gold examples, got {size}")
+    return gold
 
 
 def _check_settings(slug: str, annotators: Sequence[str], pass_threshold: float) -> list[str]:

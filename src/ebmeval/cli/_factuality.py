@@ -20,7 +20,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..factuality import HumanLabels, LabelMapping
+    from ..factuality import Assessment, FactualityLabels, HumanLabels, LabelMapping, SummaryPair
 
 factuality_app = typer.Typer(
     help="Factuality analysis: run a factuality task, validate a judge against gold labels, analyse judged summaries.",
@@ -145,7 +145,7 @@ def _mapping(columns: list[str] | None, values: list[str] | None, system: str | 
 
 def _file_assessments(
     generated: Path | None, targets: Path | None, labels: HumanLabels | None, annotator: str | None
-) -> tuple[list[Any], list[Any]]:
+) -> tuple[list[Assessment], list[SummaryPair]]:
     """(assessments of ``annotator``, every pair) of summaries in files."""
     from .._util.errors import UsageError
     from ..factuality import human_assessments, read_pairs
@@ -194,33 +194,17 @@ def analyze(
 ) -> None:
     """The full factuality report of a judged run, or of human labels of summaries in files."""
     from .._util.errors import UsageError
-    from ..factuality import (
-        FactualityLabels,
-        analyze,
-        assessments_from_run,
-        pairs_from_run,
-        read_human_labels,
-        rouge,
-        rouge_plot,
-    )
+    from ..factuality import analyze as analyze_assessments
 
-    labels = read_human_labels(human, _mapping(label_column, label_value, system)) if human else None
-    raters: dict[str, dict[str, dict[str, FactualityLabels]]] = {}
+    labels = _human_labels(human, label_column, label_value, system)
     if run:
-        path = _store(ctx, store)
-        run_id = _run_id(path, run)
-        assessments, pairs = assessments_from_run(path, run_id, scorer), pairs_from_run(path, run_id)
-        judge = {a.pair.review_id: a.labels for a in assessments}
-        if labels is not None:
-            for name in labels.annotators:
-                raters[f"judge vs {name}"] = {"judge": judge, name: labels.binary.get(name, {})}
+        assessments, pairs = _run_assessments(_store(ctx, store), run, scorer)
     else:
         assessments, pairs = _file_assessments(generated, targets, labels, annotator or main_annotator)
-    if labels is not None and len(labels.annotators) >= 2:
-        raters["annotators"] = {a: labels.binary.get(a, {}) for a in labels.annotators}
+    raters = _agreement_raters(assessments if run else None, labels)
     if not assessments:
         raise UsageError("no assessed summaries to analyse")
-    report = analyze(
+    report = analyze_assessments(
         assessments,
         pairs=pairs,
         welch=welch,
@@ -230,7 +214,46 @@ def analyze(
         bertscore=bertscore,
         seed=seed,
     )
-    text = report.to_markdown()
+    _write_report(report.to_markdown(), assessments, out=out, plot=plot)
+
+
+def _human_labels(
+    human: Path | None, columns: list[str] | None, values: list[str] | None, system: str | None
+) -> HumanLabels | None:
+    """The labels of ``--human`` read as the label options say, or None without ``--human``."""
+    from ..factuality import read_human_labels
+
+    return read_human_labels(human, _mapping(columns, values, system)) if human else None
+
+
+def _run_assessments(store: str, run: str, scorer: str) -> tuple[list[Assessment], list[SummaryPair]]:
+    """(the assessments of ``scorer`` in ``run``, the run's summary pairs)."""
+    from ..factuality import assessments_from_run, pairs_from_run
+
+    run_id = _run_id(store, run)
+    return assessments_from_run(store, run_id, scorer), pairs_from_run(store, run_id)
+
+
+def _agreement_raters(
+    judged: list[Assessment] | None, labels: HumanLabels | None
+) -> dict[str, dict[str, dict[str, FactualityLabels]]]:
+    """The agreement tables by title: a run's judge against each annotator, the annotators among themselves."""
+    raters: dict[str, dict[str, dict[str, FactualityLabels]]] = {}
+    if labels is None:
+        return raters
+    if judged is not None:
+        judge = {a.pair.review_id: a.labels for a in judged}
+        for name in labels.annotators:
+            raters[f"judge vs {name}"] = {"judge": judge, name: labels.binary.get(name, {})}
+    if len(labels.annotators) >= 2:
+        raters["annotators"] = {a: labels.binary.get(a, {}) for a in labels.annotators}
+    return raters
+
+
+def _write_report(text: str, assessments: list[Assessment], *, out: Path | None, plot: Path | None) -> None:
+    """Print the report; also write it to ``out`` and the ROUGE-1 box plots to ``plot`` when given."""
+    from ..factuality import rouge, rouge_plot
+
     typer.echo(text)
     if out is not None:
         out.write_text(text, encoding="utf-8")

@@ -66,25 +66,13 @@ def reproduce(
     ``--role``, ``--role-arg``, ``--scorer-arg``, ``--limit``, ``--seed``) are ``run``'s and
     apply to every condition.
     """
-    from .._util.errors import ConfigError, UsageError
-    from ..reproduce import preset_registry
     from ..reproduce import reproduce as reproduce_preset
 
     if list_presets:
         _list(as_json)
         return
-    if paper is None:
-        raise UsageError("name a preset (ebmeval reproduce --list shows them)")
-    if fmt not in ("terminal", "markdown", "latex", "csv"):
-        raise ConfigError("--format", f"must be terminal, markdown, latex or csv, not {fmt!r}")
-    preset = preset_registry.get(paper)
-    settings = {
-        "limit": limit,
-        "seed": seed,
-        "concurrency": concurrency,
-        "store": store,
-        "scorer_args": scorer_options(scorer_arg) or None,
-    }
+    preset = _named_preset(paper, fmt)
+    settings = _run_settings(limit=limit, seed=seed, concurrency=concurrency, store=store, scorer_arg=scorer_arg)
     done = reproduce_preset(
         preset,
         model or [],
@@ -93,10 +81,41 @@ def reproduce(
         model_args=key_values(model_arg, "--model-arg"),
         roles=role_models(role, role_arg),
         rows=_rows(paper_row),
-        settings={k: v for k, v in settings.items() if v is not None},
+        settings=settings,
         run=_run_with_progress,
     )
     _print(done, fmt, as_json)
+    _report_failures(done)
+
+
+def _named_preset(paper: str | None, fmt: str) -> Preset:
+    """The preset ``paper`` names, once a preset is named and ``--format`` is known."""
+    from .._util.errors import ConfigError, UsageError
+    from ..reproduce import preset_registry
+
+    if paper is None:
+        raise UsageError("name a preset (ebmeval reproduce --list shows them)")
+    if fmt not in ("terminal", "markdown", "latex", "csv"):
+        raise ConfigError("--format", f"must be terminal, markdown, latex or csv, not {fmt!r}")
+    return preset_registry.get(paper)
+
+
+def _run_settings(
+    *, limit: int | None, seed: int | None, concurrency: int | None, store: str, scorer_arg: list[str] | None
+) -> dict[str, Any]:
+    """The run settings given on the command line; those left out keep ``run``'s defaults."""
+    settings = {
+        "limit": limit,
+        "seed": seed,
+        "concurrency": concurrency,
+        "store": store,
+        "scorer_args": scorer_options(scorer_arg) or None,
+    }
+    return {k: v for k, v in settings.items() if v is not None}
+
+
+def _report_failures(done: Reproduction) -> None:
+    """Name each run with failed samples and how to see them; exit 1 if any."""
     failed = [r for r in done.runs.values() if r.errors]
     for found in failed:
         console.print(

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from pydantic import BaseModel, Field
 
@@ -169,60 +169,103 @@ def ingest_streams(
     started = time.perf_counter()
     folder = Path(output)
     folder.mkdir(parents=True, exist_ok=True)
-    per_source = [SourceStats(path=name) for name, _ in streams]
-    issues: list[IngestIssue] = []
-    dedupe = DuplicateFilter()
-    counts = {"read": 0, "kept": 0, "chunks": 0, "chars": 0, "id": 0, "text": 0}
-    examples: list[Duplicate] = []
-
-    with open(folder / "duplicates.jsonl", "w", encoding="utf-8") as dup_file:
-
-        def documents() -> Iterator[Document]:
-            for (name, stream), stats in zip(streams, per_source, strict=True):
-                errors: list[DataError] | None = [] if on_error == "report" else None
-                for document in stream(errors):
-                    stats.read += 1
-                    counts["read"] += 1
-                    if progress is not None:
-                        progress(counts["read"])
-                    found = dedupe.check(document)
-                    if found is not None:
-                        kind, earlier = found
-                        counts[kind] += 1
-                        duplicate = Duplicate(id=document.id, of=earlier, kind=kind, source=name)
-                        dup_file.write(duplicate.model_dump_json() + "\n")
-                        if len(examples) < MAX_REPORTED:
-                            examples.append(duplicate)
-                        if kind == "id" or duplicate_texts == "drop":
-                            continue
-                    counts["kept"] += 1
-                    for entry in chunk_document(document, chunking) if chunking else [document]:
-                        counts["chunks"] += 1
-                        counts["chars"] += len(entry.text)
-                        yield entry
-                _collect(errors, stats, issues)
-
-        store = write_store(documents(), folder, info={"sources": [name for name, _ in streams], **(info or {})})
-    stats = CorpusStats(
-        path=str(folder),
-        sources=per_source,
-        documents_read=counts["read"],
-        documents_kept=counts["kept"],
-        chunks=counts["chunks"],
-        duplicate_ids=counts["id"],
-        duplicate_texts=counts["text"],
-        duplicates=examples,
-        errors=issues,
-        characters=counts["chars"],
-        chunking=chunking,
-        fingerprint=store.fingerprint,
-        seconds=round(time.perf_counter() - started, 3),
-    )
+    names = [name for name, _ in streams]
+    with open(folder / "duplicates.jsonl", "w", encoding="utf-8") as duplicates:
+        ingest_pass = _IngestPass(names, duplicates, chunking, duplicate_texts, progress)
+        entries = ingest_pass.entries(streams, on_error)
+        store = write_store(entries, folder, info={"sources": names, **(info or {})})
+    stats = ingest_pass.stats(folder, store.fingerprint, seconds=round(time.perf_counter() - started, 3))
     store.close()
+    _record_stats(folder, stats)
+    return stats
+
+
+class _IngestPass:
+    """One ingest's pass over its streams: drops duplicates, chunks, and counts what it read and wrote."""
+
+    def __init__(
+        self,
+        names: list[str],
+        duplicates: TextIO,
+        chunking: Chunking | None,
+        duplicate_texts: Literal["drop", "keep"],
+        progress: ProgressFn | None,
+    ) -> None:
+        self._per_source = [SourceStats(path=name) for name in names]
+        self._issues: list[IngestIssue] = []
+        self._examples: list[Duplicate] = []
+        self._counts = {"read": 0, "kept": 0, "chunks": 0, "chars": 0, "id": 0, "text": 0}
+        self._dedupe = DuplicateFilter()
+        self._duplicates = duplicates
+        self._chunking = chunking
+        self._duplicate_texts = duplicate_texts
+        self._progress = progress
+
+    def entries(
+        self, streams: Sequence[tuple[str, DocumentStream]], on_error: Literal["report", "raise"]
+    ) -> Iterator[Document]:
+        """The entries to write (streamed): each kept document, chunked; unreadable records reported per source."""
+        for (name, stream), stats in zip(streams, self._per_source, strict=True):
+            errors: list[DataError] | None = [] if on_error == "report" else None
+            for document in stream(errors):
+                self._count_read(stats)
+                if self._kept(document, name):
+                    yield from self._chunks(document)
+            _collect(errors, stats, self._issues)
+
+    def _count_read(self, stats: SourceStats) -> None:
+        """One more document read from the source of ``stats``."""
+        stats.read += 1
+        self._counts["read"] += 1
+        if self._progress is not None:
+            self._progress(self._counts["read"])
+
+    def _kept(self, document: Document, source: str) -> bool:
+        """Whether ``document`` is kept; a duplicate is counted and listed either way."""
+        found = self._dedupe.check(document)
+        if found is not None:
+            kind, earlier = found
+            self._counts[kind] += 1
+            duplicate = Duplicate(id=document.id, of=earlier, kind=kind, source=source)
+            self._duplicates.write(duplicate.model_dump_json() + "\n")
+            if len(self._examples) < MAX_REPORTED:
+                self._examples.append(duplicate)
+            if kind == "id" or self._duplicate_texts == "drop":
+                return False
+        self._counts["kept"] += 1
+        return True
+
+    def _chunks(self, document: Document) -> Iterator[Document]:
+        for entry in chunk_document(document, self._chunking) if self._chunking else [document]:
+            self._counts["chunks"] += 1
+            self._counts["chars"] += len(entry.text)
+            yield entry
+
+    def stats(self, folder: Path, fingerprint: CorpusFingerprint, seconds: float) -> CorpusStats:
+        """What the pass did, once the store at ``folder`` is written."""
+        counts = self._counts
+        return CorpusStats(
+            path=str(folder),
+            sources=self._per_source,
+            documents_read=counts["read"],
+            documents_kept=counts["kept"],
+            chunks=counts["chunks"],
+            duplicate_ids=counts["id"],
+            duplicate_texts=counts["text"],
+            duplicates=self._examples,
+            errors=self._issues,
+            characters=counts["chars"],
+            chunking=self._chunking,
+            fingerprint=fingerprint,
+            seconds=seconds,
+        )
+
+
+def _record_stats(folder: Path, stats: CorpusStats) -> None:
+    """Add ``stats`` (without the duplicate and error lists) to the folder's ``corpus.json``."""
     written = json.loads((folder / "corpus.json").read_text(encoding="utf-8"))
     written["stats"] = stats.model_dump(mode="json", exclude={"duplicates", "errors"})
     (folder / "corpus.json").write_text(json.dumps(written, indent=2), encoding="utf-8")
-    return stats
 
 
 def _collect(errors: list[DataError] | None, stats: SourceStats, issues: list[IngestIssue]) -> None:
