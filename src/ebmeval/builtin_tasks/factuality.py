@@ -214,9 +214,11 @@ def _labelling_task(name: str, samples: list[Sample], scheme: Scheme, args: dict
 
 @task("factuality/m3-claims")
 def m3_claims(side: Literal["target", "source"] = "target", order_seed: int | None = 0) -> Task:
-    """Direction and modality of M3 claims (``side``: review claims or trial evidence sentences).
+    """Direction and modality of M3 claims, labelled by the model.
 
-    ``order_seed`` shuffles the samples so ``limit`` takes a random subset (None: file order).
+    Args:
+        side: ``target`` (the review's claims) or ``source`` (the trial evidence sentences behind them).
+        order_seed: shuffles the samples so ``limit`` takes a random subset (None: file order).
     """
     samples = _shuffled(load_m3_claims(side), order_seed)
     return _labelling_task("factuality/m3-claims", samples, "benefit", {"side": side, "order_seed": order_seed})
@@ -224,7 +226,11 @@ def m3_claims(side: Literal["target", "source"] = "target", order_seed: int | No
 
 @task("factuality/evidence-inference")
 def evidence_inference(order_seed: int | None = 0) -> Task:
-    """Direction of an intervention's effect on an outcome in an RCT abstract (Evidence Inference 2.0)."""
+    """Direction of an intervention's effect on an outcome in an RCT abstract (Evidence Inference 2.0).
+
+    Args:
+        order_seed: shuffles the samples so ``limit`` takes a random subset (None: file order).
+    """
     samples = _shuffled(load_evidence_inference(), order_seed)
     return _labelling_task("factuality/evidence-inference", samples, "change", {"order_seed": order_seed})
 
@@ -243,7 +249,12 @@ class ConclusionWriter:
 
 @task("factuality/m3-conclusions")
 def m3_conclusions(order_seed: int | None = 0, judge_max_tokens: int = 160) -> Task:
-    """Review conclusions written from M3 trial evidence, judged by ``judge/factuality`` (role ``judge``)."""
+    """Review conclusions written from M3 trial evidence, judged by ``judge/factuality`` (role ``judge``).
+
+    Args:
+        order_seed: shuffles the samples so ``limit`` takes a random subset (None: file order).
+        judge_max_tokens: most tokens per judge reply.
+    """
     samples = _shuffled(load_m3_conclusions(), order_seed)
     return Task(
         name="factuality/m3-conclusions",

@@ -256,14 +256,6 @@ def synthesis(
         items: keep only these item ids, in this order.
         abstracts: for ``medmeta``, a PubMed XML, JSONL, CSV or folder of the primary studies'
             abstracts, joined by PMID (:func:`join_abstracts`).
-        retrieval: for ``standard-rag``, an index folder built with ``ebmeval index build`` (e.g.
-            ``--retriever hybrid``: BM25 + dense, reciprocal rank fusion) over one shared corpus:
-            MedMeta's S-RAG design, ``k`` documents per query (:class:`IndexRAG`). Without it, the
-            per-item design: the item's gold studies plus ``n_distractors`` noise documents.
-        reranker: with ``retrieval``, a local cross-encoder model folder that reorders each
-            query's ``depth`` candidates before the top ``k`` are kept.
-        min_coverage: with ``abstracts`` and an evidence workflow, the share of an item's listed PMIDs
-            whose abstracts must join; an item below it is refused (:func:`check_coverage`).
         overflow: ``truncate`` (each abstract cut evenly) or ``map-reduce`` when the evidence
             exceeds the context window; recorded in the generation's metadata.
         k: documents kept after reranking (``standard-rag``).
@@ -277,6 +269,14 @@ def synthesis(
         feasibility_ratings: JSONL of ``{"id", "feasibility"}`` (``export_feasibility``).
         feasibility_above: with ``feasibility_ratings``, keep only the items whose mean rating is strictly
             above this (MedMeta: over 4).
+        min_coverage: with ``abstracts`` and an evidence workflow, the share of an item's listed PMIDs
+            whose abstracts must join; an item below it is refused (:func:`check_coverage`).
+        retrieval: for ``standard-rag``, an index folder built with ``ebmeval index build`` (e.g.
+            ``--retriever hybrid``: BM25 + dense, reciprocal rank fusion) over one shared corpus:
+            MedMeta's S-RAG design, ``k`` documents per query (:class:`IndexRAG`). Without it, the
+            per-item design: the item's gold studies plus ``n_distractors`` noise documents.
+        reranker: with ``retrieval``, a local cross-encoder model folder that reorders each
+            query's ``depth`` candidates before the top ``k`` are kept.
         negation_store: for ``negated-rag``, SQLite file of negations (default: next to the response cache);
             the run records it by its resolved absolute path, and the default file named as no file.
         panel: judges of ``judge/rubric-panel``: roles ``judge``, ``judge2`` …, each given a model with ``--role``.
