@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
@@ -62,6 +63,15 @@ def test_a_factory_called_directly_takes_its_options_by_position_too() -> None:
     assert built.workflow.name == "cot" and all(not s.documents for s in built.dataset)
     assert built.metadata["setting"] == "question-only" and built.metadata["size"] == 500
     assert inspect.signature(pubmedqa).return_annotation == "Task"
+
+
+@pytest.mark.parametrize("name", ["pubmedqa", "lfqa/medicationqa", "lfqa/healthsearchqa"])
+def test_a_built_in_factory_keeps_its_module_name_and_names_itself_in_errors(name: str) -> None:
+    factory = task_registry.get(name)
+    module = importlib.import_module(factory.__module__)
+    assert getattr(module, factory.__qualname__, None) is factory
+    with pytest.raises(TypeError, match=rf"^{factory.__qualname__}\(\) got an unexpected keyword argument 'bogus'"):
+        factory(bogus=1)
 
 
 def test_document_options_writes_the_shared_entries_in_parameter_order() -> None:

@@ -171,6 +171,7 @@ def caremedeval(  # noqa: D417 (@mcq_factory writes the shared options' entries)
         language: ``en`` or ``fr`` (questions and options; articles are in English).
         subset: ``all``, ``with_justifications`` or ``requires_context``.
         context: ``full`` article, ``abstract`` or ``none``.
+        overflow: ``truncate`` (keep the head of the article, recorded) or ``error``.
         unparsed: ``zero`` grades an unparsed reply as the empty answer; ``skip`` leaves it out.
         prompt_set: ``default`` (ebmeval's English instructions) or ``paper`` (the paper's
             physician-role prompt in ``language``: prompt set ``caremedeval/fr`` or ``caremedeval/en``;

@@ -178,9 +178,9 @@ def _factory(name: str) -> Callable[..., Task]:
         return _task(f"lfqa/{name}", load(), LongFormAnswer(system_prompt, strategy, max_tokens), source)
 
     answers.__doc__ = description
-    answers.__name__ = name
+    answers.__name__ = answers.__qualname__ = name
     return document_options(answers)
 
 
-for _name in QUESTION_SETS:
-    task(f"lfqa/{_name}")(_factory(_name))
+medicationqa = task("lfqa/medicationqa")(_factory("medicationqa"))
+healthsearchqa = task("lfqa/healthsearchqa")(_factory("healthsearchqa"))

@@ -289,10 +289,10 @@ def synthesis(
         raise ConfigError("workflow", f"must be one of {', '.join(WORKFLOWS)}; not {workflow!r}")
     if overflow not in ("truncate", "map-reduce"):
         raise ConfigError("overflow", f"must be truncate or map-reduce, not {overflow!r}")
-    samples = _selected_samples(source, path, abstracts, items, feasibility_ratings, feasibility_above)
-    samples = _checked_evidence(samples, source, workflow, retrieval, reranker, abstracts, min_coverage)
     if negation_store is not None and workflow != "negated-rag":
         raise ConfigError("negation_store", f"only workflow 'negated-rag' reads negations; not {workflow!r}")
+    samples = _selected_samples(source, path, abstracts, items, feasibility_ratings, feasibility_above)
+    samples = _checked_evidence(samples, source, workflow, retrieval, reranker, abstracts, min_coverage)
     store = _negation_store(negation_store)
     chosen = (
         _index_rag(

@@ -57,6 +57,7 @@ def serve_model(
         engine: ``xllamacpp`` or ``native``; the native build when there is one for this CPU.
     """
     file = resolve_local_model("" if model == "local" else model.removeprefix("local:"))
+    native = select_engine(engine)
     settings = ServerSettings(
         n_ctx=context_window(file, n_ctx),
         n_parallel=n_parallel,
@@ -66,7 +67,7 @@ def serve_model(
         api_key=api_key,
         alias=file.name,
     )
-    server = start_server(file.path, select_engine(engine), settings)
+    server = start_server(file.path, native, settings)
     stop = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():

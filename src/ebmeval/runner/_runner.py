@@ -454,7 +454,7 @@ class _Held:
 
 @dataclass
 class _SampleWork:
-    """Generates and scores one sample of a run at a time, writing each result to the store."""
+    """Generates and scores a sample of the run per call (calls run concurrently), writing each result to the store."""
 
     task: Task
     models: dict[str, Model]

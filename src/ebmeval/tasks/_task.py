@@ -143,7 +143,7 @@ class Task:
     identity): left out of the run's identity, so ``idx``, ``idx/``, its absolute path and an
     identical copy name one run. Set with :func:`identified_by_content`, which joins the identities
     to the version at the same time."""
-    normalised_args: dict[str, Any] = field(default_factory=dict)
+    normalised_args: dict[str, Any] = field(default_factory=dict, kw_only=True)
     """Options recorded, and identifying the run, in the normal form the factory gave them rather than as
     given: a file path resolved, so that ``neg.sqlite``, ``./neg.sqlite`` and its absolute path name one
     run (:func:`create_task` records these values in ``args``)."""
