@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._util.errors import ConfigError, UsageError
+from .._util.errors import ConfigError, UsageError, require_at_least_one
 from .._util.hashing import stable_hash
 from ..judges import AXES, PAIRWISE, STRICT, PairwiseVerdict, ask, parse_pairwise, render_pairwise, verdict_form
 from ..models import GenerateConfig, Model
@@ -499,10 +499,9 @@ def _check_options(axes: Sequence[str], concurrency: int, min_matches: int | Non
     unknown = [a for a in axes if a not in AXES]
     if unknown or not axes:
         raise ConfigError("axes", f"must be a non-empty subset of {', '.join(AXES)}; unknown: {', '.join(unknown)}")
-    if concurrency < 1:
-        raise ConfigError("concurrency", f"must be at least 1, not {concurrency}")
-    if min_matches is not None and min_matches < 1:
-        raise ConfigError("min_matches", f"must be at least 1, not {min_matches}")
+    require_at_least_one("concurrency", concurrency)
+    if min_matches is not None:
+        require_at_least_one("min_matches", min_matches)
 
 
 def _shared_questions(

@@ -24,7 +24,7 @@ from ..prompts import add_template
 from ..scorers import TripletF1, triplet_parser
 from ..tasks import Sample, Task, task
 from ..workflows import FreeFormWorkflow, Strategy
-from ._data import read_records, require
+from ._data import read_records
 
 DDI_DATA = "extraction_ddi.jsonl.gz"
 CHEMPROT_DATA = "extraction_chemprot.jsonl.gz"
@@ -130,8 +130,7 @@ def load_ddi(subset: Subset = "all") -> list[Sample]:
         subset: ``all`` (790 sentences) or ``positive`` (the 487 that state an interaction).
     """
     samples = []
-    for line, record in enumerate(read_records(DDI_DATA), start=1):
-        require(record, ("id", "text", "entities", "triplets", "pairs", "source"), DDI_DATA, line)
+    for record in read_records(DDI_DATA, required=("id", "text", "entities", "triplets", "pairs", "source")):
         if subset == "positive" and not record["triplets"]:
             continue
         samples.append(
@@ -150,8 +149,7 @@ def load_ddi(subset: Subset = "all") -> list[Sample]:
 def load_chemprot() -> list[Sample]:
     """ChemProt test sentences (SciBERT files) with their related pairs; gold in ``metadata["triplets"]``."""
     samples = []
-    for line, record in enumerate(read_records(CHEMPROT_DATA), start=1):
-        require(record, ("id", "text", "entities", "triplets"), CHEMPROT_DATA, line)
+    for record in read_records(CHEMPROT_DATA, required=("id", "text", "entities", "triplets")):
         samples.append(_sentence(record, record["entities"]))
     return samples
 

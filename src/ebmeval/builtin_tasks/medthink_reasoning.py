@@ -39,7 +39,7 @@ from ..tasks import (
     scorer,
     task,
 )
-from ._data import read_records, require
+from ._data import read_records
 
 DATA = "medthink_reasoning.jsonl.gz"
 
@@ -195,8 +195,7 @@ SETTINGS = ("ebmeval", "medthink-paper")
 def load_medthink_reasoning() -> list[Sample]:
     """All 500 MedThink-Bench questions, in upstream ``Index`` order, expert steps in metadata."""
     samples = []
-    for line, record in enumerate(read_records(DATA), start=1):
-        require(record, ("index", "qa_type", "question", "answer", "scoring_points"), DATA, line)
+    for record in read_records(DATA, required=("index", "qa_type", "question", "answer", "scoring_points")):
         samples.append(
             Sample(
                 id=str(record["index"]),
