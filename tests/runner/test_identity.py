@@ -273,7 +273,7 @@ def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_anothe
     import dataclasses
 
     import ebmeval.builtin_tasks.factuality as factuality
-    import ebmeval.builtin_tasks.synthesis as synthesis
+    import ebmeval.synthesis._workflows as synthesis
     import ebmeval.workflows._retrieval as retrieval
 
     reranking = synthesis_identity(tmp_path, workflow="standard-rag")

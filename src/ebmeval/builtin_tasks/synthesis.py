@@ -13,7 +13,6 @@ from typing import Literal
 from .._util.errors import ConfigError, UnknownNameError
 from .._util.hashing import stable_hash
 from ..models import GenerateConfig
-from ..prompts import RERANK_POINTWISE
 from ..synthesis import (
     DEFAULT_K,
     EVIDENCE_WORKFLOWS,
@@ -193,12 +192,10 @@ def _negation_store(path: str | None) -> str | None:
 def _template_versions(prompts: PromptSet, workflow: Workflow) -> dict[str, int]:
     """Template name → version of every template the task asks with, which its version folds in.
 
-    The prompt set's, and the LLM reranker's where ``standard-rag`` reranks (``rerank_top_n`` > 0).
+    The prompt set's, and those the workflow declares beyond them (``templates``: the LLM reranker's
+    where ``standard-rag`` reranks).
     """
-    versions = prompt_versions(prompts)
-    if isinstance(workflow, StandardRAG) and workflow.rerank_top_n > 0:
-        versions[RERANK_POINTWISE.name] = RERANK_POINTWISE.version
-    return versions
+    return prompt_versions(prompts) | {t.name: t.version for t in getattr(workflow, "templates", ())}
 
 
 WORKFLOW_OPTIONS: dict[str, tuple[str, ...]] = {

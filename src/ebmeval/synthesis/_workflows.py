@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._util.errors import ConfigError, UsageError, require_at_least_one
 from ..judges import parse_field, parse_score
 from ..models import ChatMessage, GenerateConfig
+from ..prompts import RERANK_POINTWISE
 from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from ._evidence import (
     MAP_CALL,
@@ -351,6 +352,8 @@ class StandardRAG:
 
         self.calls = (*((("model", RERANK_CALL),) if rerank_top_n > 0 else ()), *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        self.templates = (RERANK_POINTWISE,) if rerank_top_n > 0 else ()
+        """The templates it asks with beyond its prompt set's: the LLM reranker's when it reranks."""
 
     def gold_total(self, sample: Sample) -> int:
         """The gold studies recall divides by: the item's studies."""
