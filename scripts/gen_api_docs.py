@@ -93,9 +93,9 @@ def definition(obj: Any) -> ast.stmt:
     return ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(obj)))).body[0]
 
 
-def signature(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str:
-    """``def name(args) -> returns`` as written in the source."""
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str, asynchronous: bool) -> str:
+    """``def name(args) -> returns`` as written in the source, ``async def`` for a coroutine function."""
+    prefix = "async def" if asynchronous else "def"
     returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
     return f"{prefix} {name}({', '.join(parameters(node.args))}){returns}"
 
@@ -158,7 +158,7 @@ def members(cls: type, node: ast.ClassDef) -> list[str]:
         member = inspect.getattr_static(cls, statement.name)
         target = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
         decorators = "".join(f"@{ast.unparse(d)}\n" for d in statement.decorator_list)
-        code = decorators + signature(statement, statement.name)
+        code = decorators + signature(statement, statement.name, inspect.iscoroutinefunction(target))
         title = f"{cls.__name__}.{statement.name}"
         parts.append(section(4, title, code, docstring(target)))
     return parts
@@ -175,7 +175,7 @@ def describe_class(cls: type, title: str) -> str:
     assert isinstance(node, ast.ClassDef), cls
     bases = f"({', '.join(ast.unparse(b) for b in node.bases)})" if node.bases else ""
     init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
-    code = f"class {cls.__name__}{bases}" + (f"\n    {signature(init, '__init__')}" if init else "")
+    code = f"class {cls.__name__}{bases}" + (f"\n    {signature(init, '__init__', False)}" if init else "")
     listed = fields(node)
     text = docstring(cls) + ("\n\nFields:\n\n" + "\n".join(listed) if listed else "")
     return "\n".join([section(3, title, code, text), *members(cls, node)])
@@ -210,9 +210,9 @@ def describe(module: ModuleType, name: str, documented: dict[int, str]) -> str:
     if inspect.isclass(obj):
         return describe_class(obj, title)
     if inspect.isfunction(obj):
-        node = definition(obj)
+        node = definition(obj)  # of a blocking twin (``run = synchronous(arun, …)``), its coroutine function's
         assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef), obj
-        return section(3, title, signature(node, name), docstring(obj))
+        return section(3, title, signature(node, name, inspect.iscoroutinefunction(obj)), docstring(obj))
     return describe_value(module, name, title)
 
 

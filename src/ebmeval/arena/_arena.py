@@ -32,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from .._util.blocking import synchronous
 from .._util.errors import ConfigError, UsageError, require_at_least_one
 from .._util.hashing import stable_hash
 from ..judges import AXES, PAIRWISE, STRICT, PairwiseVerdict, ask, parse_pairwise, render_pairwise, verdict_form
 from ..models import GenerateConfig, Model
-from ..runner import Failure, Progress, ProgressCallback, attempt, run_all, run_blocking
+from ..runner import Failure, Progress, ProgressCallback, attempt, run_all
 from ..stats import Estimate, Ratings, StatsInputError, TestResult, bootstrap_ci, bradley_terry, elo_ratings, pearson
 from ..store import RunRecord, RunStore
 from ..tables import MISSING, Column, Table
@@ -473,7 +474,35 @@ async def arun_arena(
     min_matches: int | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> ArenaResult:
-    """:func:`run_arena` for callers already inside an event loop."""
+    """Judge the answers of two or more runs pairwise on ``axes`` and rate the runs (see the module docstring).
+
+    Judge calls are steps ``arena/ab`` and ``arena/ba`` (and ``…/retry``) of each comparison, stored
+    in the run store's ``arena_steps`` table under the arena id, so an interrupted arena resumes
+    without repeating a finished judgement.
+
+    Args:
+        store_path: The run store holding the runs.
+        run_ids: Two or more systems: runs of the same task (ids or unambiguous prefixes), or groups
+            of runs of several tasks pooled into one system each (``"RUN_A1,RUN_A2"`` or a list; see
+            :func:`pooled_systems`).
+        judge: The judge model (role ``judge``).
+        axes: Axes to judge, a subset of :data:`AXES`.
+        k: Elo K-factor.
+        seed: Seed of the bootstrap intervals.
+        concurrency: Comparisons judged at once.
+        limit: Compare only the first ``limit`` shared questions.
+        min_matches: ``None`` judges every shared question for every pair (the exhaustive design).
+            N: MRAG's sampled design: each pair's questions in a seeded random order
+            (:func:`sampled_pairs`), judged until the pair has at least N matches on every axis
+            or its questions run out.
+        n_bootstrap: Bootstrap replicates of the rating intervals.
+        max_tokens: Reply budget of one judgement.
+        on_progress: Called after each comparison with the counts so far (``total`` grows with each
+            round of the sampled design); ``done`` counts comparisons judged, ``errors`` those failed.
+
+    Returns:
+        The per-axis tables (:class:`ArenaResult`).
+    """
     _check_options(axes, concurrency, min_matches)
     store = RunStore(store_path)
     try:
@@ -492,6 +521,9 @@ async def arun_arena(
     for axis in axes:
         result.axes[axis] = _axis_result(axis, comparisons, list(by_run), k=k, n_bootstrap=n_bootstrap, seed=seed)
     return result
+
+
+run_arena = synchronous(arun_arena, "ebmeval.arena.run_arena", "await arun_arena(…)")
 
 
 def _check_options(axes: Sequence[str], concurrency: int, min_matches: int | None) -> None:
@@ -628,70 +660,3 @@ async def _until_target(
         errors += failed
         for comparison in found:
             done[(comparison.a, comparison.b)].append(comparison)
-
-
-def run_arena(
-    store_path: str | Path,
-    run_ids: Sequence[str],
-    *,
-    judge: Model,
-    axes: Sequence[str] = tuple(AXES),
-    k: float = 40.0,
-    seed: int = 0,
-    concurrency: int = 4,
-    limit: int | None = None,
-    n_bootstrap: int = 1000,
-    max_tokens: int = JUDGE_MAX_TOKENS,
-    min_matches: int | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> ArenaResult:
-    """Judge the answers of two or more runs pairwise on ``axes`` and rate the runs (see the module docstring).
-
-    Judge calls are steps ``arena/ab`` and ``arena/ba`` (and ``…/retry``) of each comparison, stored
-    in the run store's ``arena_steps`` table under the arena id, so an interrupted arena resumes
-    without repeating a finished judgement.
-
-    Args:
-        store_path: The run store holding the runs.
-        run_ids: Two or more systems: runs of the same task (ids or unambiguous prefixes), or groups
-            of runs of several tasks pooled into one system each (``"RUN_A1,RUN_A2"`` or a list; see
-            :func:`pooled_systems`).
-        judge: The judge model (role ``judge``).
-        axes: Axes to judge, a subset of :data:`AXES`.
-        k: Elo K-factor.
-        seed: Seed of the bootstrap intervals.
-        concurrency: Comparisons judged at once.
-        limit: Compare only the first ``limit`` shared questions.
-        min_matches: ``None`` judges every shared question for every pair (the exhaustive design).
-            N: MRAG's sampled design: each pair's questions in a seeded random order
-            (:func:`sampled_pairs`), judged until the pair has at least N matches on every axis
-            or its questions run out.
-        n_bootstrap: Bootstrap replicates of the rating intervals.
-        max_tokens: Reply budget of one judgement.
-        on_progress: Called after each comparison with the counts so far (``total`` grows with each
-            round of the sampled design); ``done`` counts comparisons judged, ``errors`` those failed.
-
-    Returns:
-        The per-axis tables (:class:`ArenaResult`).
-
-    Raises:
-        UsageError: Called inside a running event loop (a notebook), where ``arun_arena`` is to be awaited.
-    """
-    return run_blocking(
-        arun_arena(
-            store_path,
-            run_ids,
-            judge=judge,
-            axes=axes,
-            k=k,
-            seed=seed,
-            concurrency=concurrency,
-            limit=limit,
-            n_bootstrap=n_bootstrap,
-            max_tokens=max_tokens,
-            min_matches=min_matches,
-            on_progress=on_progress,
-        ),
-        "ebmeval.arena.run_arena",
-        "await arun_arena(…)",
-    )

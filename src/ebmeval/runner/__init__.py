@@ -1,7 +1,8 @@
 """Running tasks: configuration, the resumable runner, and run summaries."""
 
+from .._util.blocking import run_blocking
 from ._config import DEFAULT_STORE, RunConfig, config_from_flags, grid_from_flags, load_config, load_grid
-from ._engine import Failure, attempt, run_all, run_blocking, score_sample
+from ._engine import Failure, attempt, run_all, score_sample
 from ._rescore import arescore, rescore
 from ._runner import (
     Progress,

@@ -9,27 +9,11 @@ import asyncio
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from .._util.errors import EbmevalError, UsageError
+from .._util.errors import EbmevalError
 from .._util.sqlite import SQLiteError
 from ..tasks import Generation, Sample, SampleContext, Score, Scorer, scorer_roles
-
-T = TypeVar("T")
-
-
-def run_blocking(main: Coroutine[Any, Any, T], name: str, instead: str) -> T:
-    """Run ``main`` to completion in a new event loop: the synchronous twin ``name`` of an async API.
-
-    Raises:
-        UsageError: Called inside a running event loop (a notebook), where ``instead`` is to be awaited.
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:  # no loop running: the usual case
-        return asyncio.run(main)
-    main.close()
-    raise UsageError(f"{name} cannot run inside a running event loop (a notebook): use {instead}")
 
 
 @dataclass

@@ -5,14 +5,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from .._util.blocking import synchronous
 from ..models import Model
 from ..store import RunStore
 from ..tasks import SampleContext, Scorer, sample_seed
-from ._engine import run_all, run_blocking
+from ._engine import run_all
 from ._runner import Progress, ProgressCallback, count_sample, register_scorers, score_into, unique
 
 
-def rescore(
+async def arescore(
     store_path: str,
     run_id: str,
     scorers: Sequence[Scorer],
@@ -29,25 +30,8 @@ def rescore(
     not (``Progress.resumed`` counts the rest). Judges call the models in ``models`` by role
     (usually ``judge``); their calls are recorded as steps of the sample under the request
     they sent, so an interrupted rescore resumes like a run and never replays another
-    model's replies. Inside a running event loop, ``await arescore(...)`` instead.
+    model's replies.
     """
-    return run_blocking(
-        arescore(store_path, run_id, scorers, models, concurrency=concurrency, on_progress=on_progress),
-        "ebmeval.rescore",
-        "await arescore(…)",
-    )
-
-
-async def arescore(
-    store_path: str,
-    run_id: str,
-    scorers: Sequence[Scorer],
-    models: dict[str, Model],
-    *,
-    concurrency: int = 4,
-    on_progress: ProgressCallback | None = None,
-) -> Progress:
-    """:func:`rescore` in the running event loop."""
     store = RunStore(store_path)
     run_id = store.get_run(run_id).run_id
     store.acquire(run_id)
@@ -56,6 +40,9 @@ async def arescore(
     finally:
         store.release(run_id)
         store.close()
+
+
+rescore = synchronous(arescore, "ebmeval.rescore", "await arescore(…)")
 
 
 async def _rescore(

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._util.blocking import synchronous
 from .._util.errors import ConfigError, EndpointError, UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
@@ -31,7 +32,7 @@ from ..tasks import (
     with_scorer_args,
 )
 from ._config import RunConfig, parse_shard
-from ._engine import Failure, attempt, run_all, run_blocking, score_sample
+from ._engine import Failure, attempt, run_all, score_sample
 
 
 @dataclass
@@ -231,7 +232,7 @@ def in_shard(sample_id: str, index: int, count: int) -> bool:
     return int(hashlib.sha256(sample_id.encode("utf-8")).hexdigest(), 16) % count == index - 1
 
 
-def run(
+async def arun(
     config: RunConfig,
     *,
     task: Task | None = None,
@@ -241,25 +242,9 @@ def run(
     """Run ``config`` to completion, resuming whatever an earlier run left unfinished.
 
     ``task`` and ``models`` may be given to use objects built elsewhere (tests,
-    notebooks); otherwise they are built from the config. Inside a running event loop (a
-    notebook), ``await arun(...)`` instead.
-
-    Raises:
-        UsageError: Called inside a running event loop.
+    notebooks); otherwise they are built from the config. In a notebook:
+    ``await ebmeval.arun(config)``.
     """
-    return run_blocking(
-        arun(config, task=task, models=models, on_progress=on_progress), "ebmeval.run", "await ebmeval.arun(…)"
-    )
-
-
-async def arun(
-    config: RunConfig,
-    *,
-    task: Task | None = None,
-    models: dict[str, Model] | None = None,
-    on_progress: ProgressCallback | None = None,
-) -> RunResult:
-    """:func:`run` in the running event loop: ``await ebmeval.arun(config)`` in a notebook."""
     task = task or create_task(config.task, **config.task_args)
     if config.scorer_args:
         task = with_scorer_args(task, config.scorer_args)
@@ -299,6 +284,9 @@ async def arun(
         notes=notes,
         next_step=None if task.scorers else next_step(task, run_id),
     )
+
+
+run = synchronous(arun, "ebmeval.run", "await ebmeval.arun(…)")
 
 
 def _begin_run(store: RunStore, config: RunConfig, task: Task, models: dict[str, Model]) -> tuple[RunRecord, bool]:

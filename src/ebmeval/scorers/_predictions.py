@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._util.blocking import synchronous
 from .._util.errors import DataError, UsageError
 from ..models import Model
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, read_jsonl, run_metric_registry
@@ -51,7 +52,19 @@ def read_predictions(path: str | Path) -> list[tuple[int, str, str, bool]]:
 async def ascore_predictions(
     task: Task, path: str | Path, *, models: Mapping[str, Model] | None = None
 ) -> dict[str, Any]:
-    """Score the predictions in ``path`` with ``task``'s parser and scorers (see :func:`score_predictions`).
+    """Score predictions made elsewhere against ``task``.
+
+    ``path`` is JSONL as :func:`read_predictions` describes. Each prediction is read
+    by the task's parser (an ``answer`` too, so ``"B, E"`` and ``["B", "E"]`` both
+    work) and graded by every scorer of the task; scorers that call models (judges)
+    take them from ``models`` by role. Metrics are means over the scored predictions
+    whose value is not ``None``, each with ``n`` and ``missing`` (values that could not be
+    computed). Also reported: ``unparsed`` replies, task samples ``without_prediction``
+    (not scored at all), ``unknown_ids`` (ids not in the task, ignored), ``notes`` naming
+    each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`) and
+    ``errors``: each scorer that failed on a prediction (``id``, ``stage``, ``error``), the others
+    still scored, as in a run. Run-level metrics the scorers declare (micro-F1 …) are listed as a
+    run lists them.
 
     Raises:
         UsageError: a role the task declares (``judge`` …) has no model in ``models``.
@@ -105,6 +118,9 @@ async def ascore_predictions(
     }
 
 
+score_predictions = synchronous(ascore_predictions, "ebmeval.score_predictions", "await ascore_predictions(…)")
+
+
 def _metrics(name: str, scores: Sequence[Score]) -> list[dict[str, Any]]:
     """The metrics of one scorer's scores, as a run's summary gives them.
 
@@ -126,25 +142,3 @@ def _metrics(name: str, scores: Sequence[Score]) -> list[dict[str, Any]]:
         for metric, (value, _ci) in run_metric_registry.get(name)(scores).items():
             found.append({"scorer": name, "metric": metric, "value": value, "n": len(scores), "missing": 0})
     return found
-
-
-def score_predictions(task: Task, path: str | Path, *, models: Mapping[str, Model] | None = None) -> dict[str, Any]:
-    """Score predictions made elsewhere against ``task``.
-
-    ``path`` is JSONL as :func:`read_predictions` describes. Each prediction is read
-    by the task's parser (an ``answer`` too, so ``"B, E"`` and ``["B", "E"]`` both
-    work) and graded by every scorer of the task; scorers that call models (judges)
-    take them from ``models`` by role. Metrics are means over the scored predictions
-    whose value is not ``None``, each with ``n`` and ``missing`` (values that could not be
-    computed). Also reported: ``unparsed`` replies, task samples ``without_prediction``
-    (not scored at all), ``unknown_ids`` (ids not in the task, ignored), ``notes`` naming
-    each scored sample whose key the dataset flags (:attr:`~ebmeval.tasks.Sample.data_issue`) and
-    ``errors``: each scorer that failed on a prediction (``id``, ``stage``, ``error``), the others
-    still scored, as in a run. Run-level metrics the scorers declare (micro-F1 …) are listed as a
-    run lists them. Inside a running event loop, ``await ascore_predictions(...)`` instead.
-    """
-    from ..runner import run_blocking
-
-    return run_blocking(
-        ascore_predictions(task, path, models=models), "ebmeval.score_predictions", "await ascore_predictions(…)"
-    )
