@@ -1,19 +1,20 @@
-"""The options the built-in tasks share: declared by each factory, described and passed on in one place."""
+"""The options the built-in tasks share: declared, described and passed on in one place."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import typing
 from typing import Any
 
 import pytest
 
 from ebmeval import create_task
 from ebmeval._util.options import option_docs, plain, signature_options
-from ebmeval.builtin_tasks._mcq import MCQ_OPTIONS, mcq_task
-from ebmeval.builtin_tasks._options import OPTION_DOCS, document_options
+from ebmeval.builtin_tasks._mcq import MCQ_OPTIONS, MCQData, mcq_factory, mcq_task
+from ebmeval.builtin_tasks._options import OPTION_DOCS, OPTION_PARAMETERS, document_options
 from ebmeval.builtin_tasks.pubmedqa import pubmedqa
-from ebmeval.tasks import task_registry
+from ebmeval.tasks import Sample, task_registry
 from ebmeval.workflows import Strategy
 
 BUILT_IN = [name for name in task_registry if task_registry.get(name).__module__.startswith("ebmeval.builtin_tasks.")]
@@ -43,6 +44,89 @@ def test_every_passed_on_option_is_an_option_of_mcq_task_with_a_description() ->
     parameters = inspect.signature(mcq_task).parameters
     assert all(parameters[name].kind is inspect.Parameter.KEYWORD_ONLY for name in MCQ_OPTIONS)
     assert set(MCQ_OPTIONS) <= set(OPTION_DOCS)
+
+
+def test_a_declared_option_has_the_type_and_default_mcq_task_gives_it() -> None:
+    hints = typing.get_type_hints(mcq_task)
+    parameters = inspect.signature(mcq_task).parameters
+    assert set(MCQ_OPTIONS) <= set(OPTION_PARAMETERS)
+    for name in MCQ_OPTIONS:
+        declared = OPTION_PARAMETERS[name]
+        assert (declared.annotation, declared.default) == (hints[name], parameters[name].default), name
+
+
+SIGNATURES = {
+    "pubmedqa": "setting strategy=direct thinking system_prompt answer_from unparsed answer_format",
+    "medthink": "layout strategy=cot thinking system_prompt unparsed answer_format",
+    "relation-mcq": "negatives strategy=direct thinking system_prompt unparsed answer_format",
+    "caremedeval": "language subset context strategy=direct thinking system_prompt overflow unparsed answer_format "
+    "prompt_set",
+    "mirage/medqa": "strategy=direct thinking system_prompt answer_from unparsed answer_format",
+}
+"""The options each multiple-choice task has always taken, in order (with the task's default strategy)."""
+
+
+@pytest.mark.parametrize("name", SIGNATURES)
+def test_an_mcq_factory_offers_its_own_and_the_named_shared_options_in_order(name: str) -> None:
+    options = signature_options(task_registry.get(name))
+    shown = [f"{key}={p.default}" if key == "strategy" else key for key, p in options.items()]
+    assert shown == SIGNATURES[name].split()
+    for key in set(options) & set(OPTION_PARAMETERS):
+        declared = OPTION_PARAMETERS[key]
+        assert options[key].annotation == declared.annotation and options[key].kind is declared.kind
+        assert key == "strategy" or options[key].default == declared.default
+
+
+def _build(size: int = 2, prompt_set: str = "default") -> MCQData:
+    """Summary.
+
+    Args:
+        size: how many.
+        prompt_set: which wording.
+    """
+    samples = [Sample(id=str(i), input="q", target="A", choices={"A": "a", "B": "b"}) for i in range(size)]
+    return MCQData("toy", samples, {"prompt_set": prompt_set})
+
+
+def test_mcq_factory_splits_a_call_between_build_and_the_shared_options() -> None:
+    factory = mcq_factory("strategy", "unparsed", "prompt_set", strategy="cot")(_build)
+    assert list(inspect.signature(factory).parameters) == ["size", "strategy", "unparsed", "prompt_set"]
+    built = factory(3, "cot-refine", prompt_set="paper")
+    assert (len(built.dataset), built.workflow.name, built.metadata["prompt_set"]) == (3, "cot-refine", "paper")
+    defaulted = factory()
+    scorer: Any = defaulted.scorers[0]
+    assert (defaulted.workflow.name, scorer.unparsed, len(defaulted.dataset)) == ("cot", "zero", 2)
+    doc = inspect.getdoc(factory) or ""
+    assert doc.endswith(
+        "size: how many.\n    strategy: prompting strategy: ``direct``, ``cot`` or ``cot-refine``.\n"
+        "    unparsed: ``zero`` counts an unparsed reply as wrong; ``skip`` leaves it out of the mean.\n"
+        "    prompt_set: which wording."
+    )
+    with pytest.raises(TypeError, match=r"^_build\(\) got an unexpected keyword argument 'answer_from'"):
+        factory(answer_from="text")  # a shared option it does not offer
+
+
+@pytest.mark.parametrize(
+    ("options", "defaults", "error"),
+    [
+        (("strategy", "bogus"), {}, "'bogus' is neither a shared option nor a parameter of its own"),
+        (("thinking",), {"strategy": "cot"}, "a default for 'strategy', a shared option it does not offer"),
+        (("size",), {"size": 3}, "a default for 'size', a shared option it does not offer"),
+    ],
+)
+def test_mcq_factory_refuses_an_option_it_cannot_declare(
+    options: tuple[str, ...], defaults: dict[str, Any], error: str
+) -> None:
+    with pytest.raises(ValueError, match=f"^_build: {error}$"):
+        mcq_factory(*options, **defaults)(_build)
+
+
+def test_mcq_factory_refuses_a_build_declaring_a_shared_option_itself() -> None:
+    def build(strategy: Strategy = "direct") -> MCQData:
+        return _build()
+
+    with pytest.raises(ValueError, match="'strategy' is a shared option; name it in @mcq_factory instead"):
+        mcq_factory("thinking")(build)
 
 
 def test_each_option_given_or_defaulted_reaches_the_workflow_and_scorer() -> None:

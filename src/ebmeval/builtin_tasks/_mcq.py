@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, ParamSpec
+from typing import Any, Literal
 
 from .._util.errors import ConfigError
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
@@ -14,12 +14,13 @@ from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task
 from ..workflows import Overflow, Strategy, qa_workflow
-from ._options import document_options
+from ._options import OPTION_PARAMETERS, document_options
 
 MCQ_OPTIONS = ("strategy", "thinking", "system_prompt", "answer_from", "overflow", "unparsed", "answer_format")
-"""The options of :func:`mcq_task` that a built-in task passes on as it takes them (see :func:`mcq_factory`)."""
+"""The options of :func:`mcq_task` a built-in task may offer, as ``_options.OPTION_PARAMETERS`` declares them.
 
-Options = ParamSpec("Options")
+A task names those it offers in its :func:`mcq_factory` decorator.
+"""
 
 
 def mcq_task(
@@ -78,6 +79,24 @@ def mcq_task(
     )
 
 
+LETTERED_FIELDS = ("question", "options", "answer")
+"""The fields of a shipped lettered question (:func:`lettered_sample`)."""
+
+
+def lettered_sample(record: Mapping[str, Any], id_field: str, metadata: dict[str, Any]) -> Sample:
+    """The single-answer sample of a shipped record's ``question``, ``options`` (letter → text) and ``answer`` letter.
+
+    Its id is the record's ``id_field``, as text.
+    """
+    return Sample(
+        id=str(record[id_field]),
+        input=record["question"],
+        target=record["answer"],
+        choices=dict(record["options"]),
+        metadata=metadata,
+    )
+
+
 @dataclass(frozen=True)
 class MCQData:
     """What a built-in multiple-choice task is built from, besides the options in ``MCQ_OPTIONS``."""
@@ -91,32 +110,68 @@ class MCQData:
     prompt_set: PromptSet = DEFAULT_PROMPTS
 
 
-def mcq_factory(build: Callable[Options, MCQData]) -> Callable[Options, Task]:
-    """The task factory of ``build``: its :class:`MCQData` and the ``MCQ_OPTIONS`` it takes, through :func:`mcq_task`.
+def mcq_factory(*options: str, **defaults: Any) -> Callable[[Callable[..., MCQData]], Callable[..., Task]]:
+    """The decorator making ``build`` a task factory: its :class:`MCQData` made a task by :func:`mcq_task`.
 
-    ``build`` declares each shared option it offers as a keyword parameter, with the task's
-    default (the factory's signature is what ``create_task`` checks and records), and returns
-    the task's data; the factory passes the options' values on to :func:`mcq_task`, and the
-    options ``build`` does not describe get their shared ``Args:`` entries (:func:`document_options`).
+    ``options`` names the options the task offers, in the order its signature shows them after
+    ``build``'s other parameters: a shared one (``MCQ_OPTIONS``) as ``_options.OPTION_PARAMETERS``
+    declares it, with the task's default from ``defaults`` where given (``strategy="cot"``); any
+    other name is one of ``build``'s own parameters. That signature is what ``create_task`` checks
+    and records. ``build`` is called with its own parameters, the shared options go on to
+    :func:`mcq_task`, and those ``build``'s docstring does not describe get their shared ``Args:``
+    entries (:func:`document_options`).
     """
-    signature = inspect.signature(build)
-    options = [name for name in signature.parameters if name in MCQ_OPTIONS]
 
-    @functools.wraps(build)
-    def factory(*args: Options.args, **kwargs: Options.kwargs) -> Task:
-        data = build(*args, **kwargs)
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return mcq_task(
-            data.name,
-            data.dataset,
-            data_version=data.data_version,
-            metadata=data.metadata,
-            multi=data.multi,
-            prompt_set=data.prompt_set,
-            **{name: bound.arguments[name] for name in options},
-        )
+    def decorate(build: Callable[..., MCQData]) -> Callable[..., Task]:
+        signature = _factory_signature(build, options, defaults)
+        own = list(inspect.signature(build).parameters)
+        shared = [name for name in options if name not in own]
 
-    # what help() shows: build's parameters, and the Task the factory returns
-    factory.__signature__ = signature.replace(return_annotation="Task")  # type: ignore[attr-defined]
-    return document_options(factory)
+        @functools.wraps(build)
+        def factory(*args: Any, **kwargs: Any) -> Task:
+            try:
+                given = signature.bind(*args, **kwargs)
+            except TypeError as exc:  # named as Python names the function in a call's errors
+                raise TypeError(f"{build.__qualname__}() {exc}") from None
+            given.apply_defaults()
+            data = build(**{name: given.arguments[name] for name in own})
+            return mcq_task(
+                data.name,
+                data.dataset,
+                data_version=data.data_version,
+                metadata=data.metadata,
+                multi=data.multi,
+                prompt_set=data.prompt_set,
+                **{name: given.arguments[name] for name in shared},
+            )
+
+        # what create_task, describe and help() read: the options the factory takes, and the Task it returns
+        factory.__signature__ = signature  # type: ignore[attr-defined]
+        factory.__annotations__ = {name: p.annotation for name, p in signature.parameters.items()} | {"return": Task}
+        return document_options(factory)
+
+    return decorate
+
+
+def _factory_signature(
+    build: Callable[..., MCQData], options: Sequence[str], defaults: dict[str, Any]
+) -> inspect.Signature:
+    """``build``'s parameters, those named in ``options`` moved after the others, with the shared options put in."""
+    own = inspect.signature(build).parameters
+    for name in own:
+        if name in MCQ_OPTIONS:
+            raise ValueError(f"{build.__qualname__}: '{name}' is a shared option; name it in @mcq_factory instead")
+    for name in options:
+        if name not in own and name not in MCQ_OPTIONS:
+            raise ValueError(f"{build.__qualname__}: '{name}' is neither a shared option nor a parameter of its own")
+    for name in defaults:
+        if name not in options or name in own:
+            raise ValueError(f"{build.__qualname__}: a default for '{name}', a shared option it does not offer")
+
+    def shared(name: str) -> inspect.Parameter:
+        declared = OPTION_PARAMETERS[name]
+        return declared.replace(default=defaults[name]) if name in defaults else declared
+
+    first = [parameter for name, parameter in own.items() if name not in options]
+    rest = [own[name] if name in own else shared(name) for name in options]
+    return inspect.Signature([*first, *rest], return_annotation="Task")

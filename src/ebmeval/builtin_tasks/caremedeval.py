@@ -14,9 +14,7 @@ from urllib.parse import urlparse
 from .._util.errors import ConfigError
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
 from ..prompts import prompt_sets
-from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, task
-from ..workflows import Overflow, Strategy
 from ._data import read_records
 from ._mcq import MCQData, mcq_factory
 
@@ -148,17 +146,11 @@ def answer_ranking(samples: Sequence[Sample]) -> str:
 
 
 @task("caremedeval")
-@mcq_factory
-def caremedeval(  # noqa: D417 (@mcq_factory writes the shared options' entries)
+@mcq_factory("strategy", "thinking", "system_prompt", "overflow", "unparsed", "answer_format", "prompt_set")
+def caremedeval(
     language: Language = "en",
     subset: Subset = "all",
     context: Context = "full",
-    strategy: Strategy = "direct",
-    thinking: bool | None = None,
-    system_prompt: str | None = None,
-    overflow: Overflow = "truncate",
-    unparsed: Unparsed = "zero",
-    answer_format: AnswerFormat = "lenient",
     prompt_set: PromptSetName = "default",
 ) -> MCQData:
     """CareMedEval: 534 multi-answer critical-appraisal questions over 37 articles.

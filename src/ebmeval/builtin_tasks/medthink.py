@@ -10,11 +10,9 @@ from __future__ import annotations
 from typing import Literal
 
 from .._util.errors import ConfigError
-from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, task
-from ..workflows import Strategy
 from ._data import read_records
-from ._mcq import MCQData, mcq_factory
+from ._mcq import LETTERED_FIELDS, MCQData, lettered_sample, mcq_factory
 
 DATA = "medthink.jsonl.gz"
 
@@ -32,36 +30,22 @@ def load_medthink(layout: Layout = "all") -> list[Sample]:
     if layout not in ("all", "lines", "inline"):
         raise ConfigError("layout", f"must be all, lines or inline, not {layout!r}")
     samples = []
-    for record in read_records(DATA, ("index", "qa_type", "question", "options", "answer", "scoring_points")):
+    for record in read_records(DATA, ("index", "qa_type", *LETTERED_FIELDS, "scoring_points")):
         if layout != "all" and record.get("layout") != layout:
             continue
-        samples.append(
-            Sample(
-                id=str(record["index"]),
-                input=record["question"],
-                target=record["answer"],
-                choices=dict(record["options"]),
-                metadata={
-                    "qa_type": record["qa_type"],
-                    "layout": record.get("layout"),
-                    "answer_text": record.get("answer_text"),
-                    "scoring_points": record["scoring_points"],
-                },
-            )
-        )
+        metadata = {
+            "qa_type": record["qa_type"],
+            "layout": record.get("layout"),
+            "answer_text": record.get("answer_text"),
+            "scoring_points": record["scoring_points"],
+        }
+        samples.append(lettered_sample(record, "index", metadata))
     return samples
 
 
 @task("medthink")
-@mcq_factory
-def medthink(  # noqa: D417 (@mcq_factory writes the shared options' entries)
-    layout: Layout = "all",
-    strategy: Strategy = "cot",
-    thinking: bool | None = None,
-    system_prompt: str | None = None,
-    unparsed: Unparsed = "zero",
-    answer_format: AnswerFormat = "lenient",
-) -> MCQData:
+@mcq_factory("strategy", "thinking", "system_prompt", "unparsed", "answer_format", strategy="cot")
+def medthink(layout: Layout = "all") -> MCQData:
     """MedThink-Bench answer accuracy on its lettered questions.
 
     The default strategy is ``cot``: the benchmark is about reasoning, and the

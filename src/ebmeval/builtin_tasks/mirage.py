@@ -10,13 +10,11 @@ Data card: ``docs/tasks/mirage.md``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
-from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Sample, Task, task
-from ..workflows import Strategy
 from ._data import read_records
-from ._mcq import MCQData, mcq_factory
+from ._mcq import LETTERED_FIELDS, MCQData, lettered_sample, mcq_factory
 
 DATASETS = {
     "mmlu_med": ("mmlu", "MMLU-Med: six medical subjects of MMLU, test split (1,089)"),
@@ -33,33 +31,18 @@ def load_mirage(dataset: str) -> list[Sample]:
     key, _ = DATASETS[dataset]
     name = f"mirage_{key}.jsonl.gz"
     samples = []
-    for record in read_records(name, ("id", "question", "options", "answer")):
+    for record in read_records(name, ("id", *LETTERED_FIELDS)):
         metadata: dict[str, Any] = {"dataset": key}
         if "pmids" in record:
             metadata["pmids"] = record["pmids"]
-        samples.append(
-            Sample(
-                id=str(record["id"]),
-                input=record["question"],
-                target=record["answer"],
-                choices=dict(record["options"]),
-                metadata=metadata,
-            )
-        )
+        samples.append(lettered_sample(record, "id", metadata))
     return samples
 
 
 def _factory(dataset: str) -> Callable[..., Task]:
     description = DATASETS[dataset][1]
 
-    def mirage(
-        strategy: Strategy = "direct",
-        thinking: bool | None = None,
-        system_prompt: str | None = None,
-        answer_from: Literal["text", "logprobs"] = "text",
-        unparsed: Unparsed = "zero",
-        answer_format: AnswerFormat = "lenient",
-    ) -> MCQData:
+    def mirage() -> MCQData:
         metadata = {
             "source": "Teddy-XiongGZ/MIRAGE@392943af99cd94cafd50a0de2e7fca24bbf65494",
             "licence": "MIT (benchmark); see the data card for each dataset",
@@ -70,7 +53,7 @@ def _factory(dataset: str) -> Callable[..., Task]:
 
     mirage.__doc__ = f"MIRAGE {description}, question-only, scored by accuracy."
     mirage.__name__ = f"mirage_{dataset}"
-    return mcq_factory(mirage)
+    return mcq_factory("strategy", "thinking", "system_prompt", "answer_from", "unparsed", "answer_format")(mirage)
 
 
 for _dataset in DATASETS:

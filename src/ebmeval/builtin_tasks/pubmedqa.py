@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .._util.errors import ConfigError
-from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, task
-from ..workflows import Strategy
 from ._data import read_records
 from ._mcq import MCQData, mcq_factory
 
@@ -54,16 +52,8 @@ def load_pubmedqa(setting: Setting = "reasoning-required") -> list[Sample]:
 
 
 @task("pubmedqa")
-@mcq_factory
-def pubmedqa(  # noqa: D417 (@mcq_factory writes the shared options' entries)
-    setting: Setting = "reasoning-required",
-    strategy: Strategy = "direct",
-    thinking: bool | None = None,
-    system_prompt: str | None = None,
-    answer_from: Literal["text", "logprobs"] = "text",
-    unparsed: Unparsed = "zero",
-    answer_format: AnswerFormat = "lenient",
-) -> MCQData:
+@mcq_factory("strategy", "thinking", "system_prompt", "answer_from", "unparsed", "answer_format")
+def pubmedqa(setting: Setting = "reasoning-required") -> MCQData:
     """PubMedQA PQA-L test (500 questions), scored by accuracy.
 
     Args:

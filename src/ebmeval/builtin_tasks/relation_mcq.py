@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._util.errors import ConfigError
-from ..scorers import AnswerFormat, Unparsed
 from ..tasks import Document, Sample, task
-from ..workflows import Strategy
 from ._data import read_records
 from ._mcq import MCQData, mcq_factory
 
@@ -142,15 +140,8 @@ def ddi_triplets() -> list[Triplet]:
 
 
 @task("relation-mcq")
-@mcq_factory
-def relation_mcq(  # noqa: D417 (@mcq_factory writes the shared options' entries)
-    negatives: bool = False,
-    strategy: Strategy = "direct",
-    thinking: bool | None = None,
-    system_prompt: str | None = None,
-    unparsed: Unparsed = "zero",
-    answer_format: AnswerFormat = "lenient",
-) -> MCQData:
+@mcq_factory("strategy", "thinking", "system_prompt", "unparsed", "answer_format")
+def relation_mcq(negatives: bool = False) -> MCQData:
     """DDI-2013 drug-drug interaction types as multiple choice, scored by accuracy.
 
     Args:
