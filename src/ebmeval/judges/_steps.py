@@ -13,23 +13,14 @@ replies are kept in ``Score.metadata``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from .. import prompts
 from .._util.errors import ConfigError, DataError
 from ..models import GenerateConfig
-from ..prompts import (
-    PROMPT_VARIANTS,
-    STEP_PROMPTS,
-    STEPS_SINGLE,
-    STEPS_WITHOUT_REFERENCE,
-    STRICT_COUNTS,
-    STRICT_VERDICT,
-    STRICT_VERDICTS,
-    PromptTemplate,
-)
 from ..tasks import Generation, Sample, SampleContext, Score, scorer
-from ._ask import ask
+from ._ask import Attempt, ask
 from ._read import parse_counts, parse_verdict, parse_verdicts
 
 STEP_MAX_TOKENS = 128
@@ -57,7 +48,25 @@ def numbered(steps: Sequence[str]) -> str:
     return "\n".join(f"{i}. {s}" for i, s in enumerate(steps, start=1))
 
 
-class StepsWithReference:
+T = TypeVar("T")
+
+
+class _StepJudge:
+    """What every step judge holds (its name, the judge's role, the settings of its calls) and how it asks."""
+
+    def __init__(self, name: str, role: str, max_tokens: int, temperature: float, seed: int | None) -> None:
+        self.name = name
+        self.role = role
+        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    async def _ask(
+        self, ctx: SampleContext, step: str, prompt: str, parse: Callable[[str], T | None], strict: str
+    ) -> Attempt[T]:
+        """Ask ``prompt`` as step ``<name>/<step>``, with ``strict`` once when ``parse`` cannot read the reply."""
+        return await ask(ctx, f"{self.name}/{step}", prompt, parse, strict, config=self.config, role=self.role)
+
+
+class StepsWithReference(_StepJudge):
     """One judge call per expert step: does the rationale support it?
 
     score ``steps_supported`` = (steps judged supported) / (expert steps); ``None`` when
@@ -75,7 +84,7 @@ class StepsWithReference:
         role: Model role of the judge.
     """
 
-    templates = (STRICT_VERDICT,)
+    templates = (prompts.STRICT_VERDICT,)
 
     def __init__(
         self,
@@ -88,14 +97,13 @@ class StepsWithReference:
         role: str = "judge",
         seed: int | None = None,
     ) -> None:
-        if prompt not in STEP_PROMPTS:
-            raise ConfigError("prompt", f"must be one of {', '.join(PROMPT_VARIANTS)}, not {prompt!r}")
-        self.template: PromptTemplate = STEP_PROMPTS[prompt]
+        if prompt not in prompts.STEP_PROMPTS:
+            raise ConfigError("prompt", f"must be one of {', '.join(prompts.PROMPT_VARIANTS)}, not {prompt!r}")
+        default_name = "judge/steps-with-reference" + ("" if prompt == prompts.PROMPT_VARIANTS[0] else f"@{prompt}")
+        super().__init__(name or default_name, role, max_tokens, temperature, seed)
+        self.template: prompts.PromptTemplate = prompts.STEP_PROMPTS[prompt]
         self.prompt = prompt
-        self.name = name or ("judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}"))
         self.steps_key = steps_key
-        self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""
@@ -104,29 +112,21 @@ class StepsWithReference:
         verdicts: list[dict[str, Any]] = []
         for number, step in enumerate(steps, start=1):
             prompt = self.template.render(question=sample.input, rationale=rationale, step=step)
-            attempt = await ask(
-                ctx,
-                f"{self.name}/step-{number}",
-                prompt,
-                parse_verdict,
-                STRICT_VERDICT.render(),
-                config=self.config,
-                role=self.role,
-            )
+            attempt = await self._ask(ctx, f"step-{number}", prompt, parse_verdict, prompts.STRICT_VERDICT.render())
             verdicts.append(
                 {"step": step, "supported": attempt.value, "retried": attempt.retried, "replies": attempt.replies}
             )
         return _verdict_score(self.name, ctx, verdicts, self.template.id, ctx.model(self.role).name)
 
 
-class StepsWithReferenceSingle:
+class StepsWithReferenceSingle(_StepJudge):
     """All expert steps judged in one call, one ``<n>: YES|NO`` line each.
 
     Same score and metadata as :class:`StepsWithReference`: ``steps_supported`` =
     supported / expert steps, ``None`` when the verdict lines stayed unreadable.
     """
 
-    templates = (STEPS_SINGLE, STRICT_VERDICTS)
+    templates = (prompts.STEPS_SINGLE, prompts.STRICT_VERDICTS)
 
     def __init__(
         self,
@@ -138,42 +138,35 @@ class StepsWithReferenceSingle:
         role: str = "judge",
         seed: int | None = None,
     ) -> None:
-        self.name = name
+        super().__init__(name, role, max_tokens, temperature, seed)
         self.steps_key = steps_key
-        self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge all expert steps in one call."""
         steps = expert_steps(sample, self.steps_key)
-        prompt = STEPS_SINGLE.render(question=sample.input, rationale=rationale_of(generation), steps=numbered(steps))
-        attempt = await ask(
-            ctx,
-            f"{self.name}/steps",
-            prompt,
-            lambda text: parse_verdicts(text, len(steps)),
-            STRICT_VERDICTS.render(n=str(len(steps))),
-            config=self.config,
-            role=self.role,
+        prompt = prompts.STEPS_SINGLE.render(
+            question=sample.input, rationale=rationale_of(generation), steps=numbered(steps)
         )
+        strict = prompts.STRICT_VERDICTS.render(n=str(len(steps)))
+        attempt = await self._ask(ctx, "steps", prompt, lambda text: parse_verdicts(text, len(steps)), strict)
         found: Sequence[bool | None] = attempt.value if attempt.value is not None else [None] * len(steps)
         verdicts = [
             {"step": step, "supported": verdict, "retried": attempt.retried}
             for step, verdict in zip(steps, found, strict=True)
         ]
-        score = _verdict_score(self.name, ctx, verdicts, STEPS_SINGLE.id, ctx.model(self.role).name)
+        score = _verdict_score(self.name, ctx, verdicts, prompts.STEPS_SINGLE.id, ctx.model(self.role).name)
         score.metadata["replies"] = attempt.replies
         return score
 
 
-class StepsWithoutReference:
+class StepsWithoutReference(_StepJudge):
     """The judge estimates the steps a full answer needs and how many the rationale covers.
 
     score ``steps_covered`` = covered / required (the judge's own counts, 0 ≤ covered ≤
     required, required ≥ 1); ``None`` when the counts stayed unreadable.
     """
 
-    templates = (STEPS_WITHOUT_REFERENCE, STRICT_COUNTS)
+    templates = (prompts.STEPS_WITHOUT_REFERENCE, prompts.STRICT_COUNTS)
 
     def __init__(
         self,
@@ -184,18 +177,14 @@ class StepsWithoutReference:
         role: str = "judge",
         seed: int | None = None,
     ) -> None:
-        self.name = name
-        self.role = role
-        self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+        super().__init__(name, role, max_tokens, temperature, seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Ask for the required and covered step counts."""
-        prompt = STEPS_WITHOUT_REFERENCE.render(question=sample.input, rationale=rationale_of(generation))
-        attempt = await ask(
-            ctx, f"{self.name}/counts", prompt, parse_counts, STRICT_COUNTS.render(), config=self.config, role=self.role
-        )
+        prompt = prompts.STEPS_WITHOUT_REFERENCE.render(question=sample.input, rationale=rationale_of(generation))
+        attempt = await self._ask(ctx, "counts", prompt, parse_counts, prompts.STRICT_COUNTS.render())
         metadata: dict[str, Any] = {
-            "prompt": STEPS_WITHOUT_REFERENCE.id,
+            "prompt": prompts.STEPS_WITHOUT_REFERENCE.id,
             "judge": ctx.model(self.role).name,
             "retried": attempt.retried,
             "replies": attempt.replies,

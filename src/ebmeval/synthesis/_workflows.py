@@ -109,6 +109,17 @@ def overflow_calls(overflow: OverflowPolicy) -> tuple[tuple[str, Call], ...]:
     return (("model", MAP_CALL),) if overflow == "map-reduce" else ()
 
 
+class _EvidenceWorkflow:
+    """A workflow that fits study abstracts to the context window under an overflow policy, in a prompt set's words."""
+
+    def __init__(self, overflow: OverflowPolicy, prompts: PromptSet, calls: tuple[tuple[str, Call], ...] = ()) -> None:
+        self.overflow: OverflowPolicy = overflow
+        self.prompts = prompts
+        self.calls = (*calls, *overflow_calls(overflow))
+        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`): ``calls``,
+        then the map call of ``map-reduce``."""
+
+
 DEFAULT_K = 5
 """Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
 
@@ -240,16 +251,13 @@ class ParametricCoT:
         )
 
 
-class GoldenRAG:
+class GoldenRAG(_EvidenceWorkflow):
     """The conclusion synthesised from every gold abstract."""
 
     name = "golden-rag"
 
     def __init__(self, *, overflow: OverflowPolicy = "truncate", prompts: PromptSet = EBMEVAL) -> None:
-        self.overflow: OverflowPolicy = overflow
-        self.prompts = prompts
-        self.calls = overflow_calls(overflow)
-        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        super().__init__(overflow, prompts)
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
@@ -262,7 +270,7 @@ class GoldenRAG:
         return _user(synthesise=_synthesis_prompt(self.prompts, sample, format_evidence(sample.documents)))
 
 
-class NegatedRAG:
+class NegatedRAG(_EvidenceWorkflow):
     """golden-rag on abstracts whose findings the ``negator`` model has inverted."""
 
     name = "negated-rag"
@@ -276,10 +284,7 @@ class NegatedRAG:
     ) -> None:
         self._negations = negations if isinstance(negations, NegationStore) else None
         self._path = None if isinstance(negations, NegationStore) else negations
-        self.overflow: OverflowPolicy = overflow
-        self.prompts = prompts
-        self.calls = (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL), *overflow_calls(overflow))
-        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        super().__init__(overflow, prompts, (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL)))
 
     @property
     def negations(self) -> NegationStore:
@@ -311,7 +316,7 @@ class NegatedRAG:
         return {step: [ChatMessage(role="user", content=text)] for step, text in steps.items()}
 
 
-class StandardRAG:
+class StandardRAG(_EvidenceWorkflow):
     """Retrieve the evidence from the gold studies mixed with seeded noise, then synthesise.
 
     The queries are the title plus the planned sub-questions (``plan``), each prefixed with the
@@ -340,19 +345,17 @@ class StandardRAG:
         prompts: PromptSet = EBMEVAL,
     ) -> None:
         require_at_least_one("k", k)
+        from ..rag.rerank import RERANK_CALL
+
+        reranks = rerank_top_n > 0
+        super().__init__(overflow, prompts, (("model", RERANK_CALL),) if reranks else ())
         self.pool = list(pool)
         self.k = k
         self.n_distractors = n_distractors
         self.depth = depth
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
-        self.overflow: OverflowPolicy = overflow
-        self.prompts = prompts
-        from ..rag.rerank import RERANK_CALL
-
-        self.calls = (*((("model", RERANK_CALL),) if rerank_top_n > 0 else ()), *overflow_calls(overflow))
-        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
-        self.templates = (RERANK_POINTWISE,) if rerank_top_n > 0 else ()
+        self.templates = (RERANK_POINTWISE,) if reranks else ()
         """The templates it asks with beyond its prompt set's: the LLM reranker's when it reranks."""
 
     def gold_total(self, sample: Sample) -> int:
@@ -494,7 +497,7 @@ def _source(document: Document) -> str:
     return str(document.metadata.get("pmid", document.id))
 
 
-class Feasibility:
+class Feasibility(_EvidenceWorkflow):
     """Rates 0–5 whether the reference conclusion can be reached from the abstracts.
 
     Runs ``runs`` ratings (``rate/<r>``) with seeds ``ctx.seed + r`` at ``temperature`` (the
@@ -514,16 +517,13 @@ class Feasibility:
         prompts: PromptSet = EBMEVAL,
     ) -> None:
         require_at_least_one("feasibility_runs", runs)
-        self.runs = runs
-        self.temperature = temperature
-        self.overflow: OverflowPolicy = overflow
-        self.prompts = prompts
         self.call = Call(
             "synthesis/feasibility", "answer", temperature=temperature, about="rates 0-5 whether the conclusion follows"
         )
         """The rating call; the run's settings override its temperature."""
-        self.calls = (("model", self.call), *overflow_calls(overflow))
-        """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        super().__init__(overflow, prompts, (("model", self.call),))
+        self.runs = runs
+        self.temperature = temperature
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""

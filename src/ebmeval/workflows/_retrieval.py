@@ -50,6 +50,7 @@ def _is_gold(document: Document, gold: set[str]) -> bool | None:
     return document.id in gold or str(document.metadata.get("pmid", "")) in gold
 
 
+@dataclasses.dataclass(eq=False)
 class RetrievalAugmented:
     """Retrieves ``k`` documents for each sample and answers with ``inner`` over them.
 
@@ -63,31 +64,25 @@ class RetrievalAugmented:
     used instead of retrieval, the upper bound a retriever could reach.
     """
 
-    def __init__(
-        self,
-        inner: Workflow,
-        retriever: Retriever | None,
-        *,
-        k: int = 8,
-        query: QueryMode = "question",
-        oracle: bool = False,
-        index: str = "",
-        reranker: Reranker | None = None,
-        llm_rerank: bool = False,
-        depth: int | None = None,
-    ) -> None:
-        if retriever is None and not oracle:
+    inner: Workflow
+    retriever: Retriever | None
+    _: dataclasses.KW_ONLY
+    k: int = 8
+    query: QueryMode = "question"
+    oracle: bool = False
+    index: str = ""
+    reranker: Reranker | None = None
+    llm_rerank: bool = False
+    depth: int | None = None
+    """Candidates retrieved for the reranker (``None`` without one: ``k``)."""
+    name: str = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.retriever is None and not self.oracle:
             raise ValueError("a retriever is needed unless oracle=True")
-        self.reranker = reranker
-        self.llm_rerank = llm_rerank
-        self.depth = depth if reranker is not None or llm_rerank else None
-        self.inner = inner
-        self.retriever = retriever
-        self.k = k
-        self.query = query
-        self.oracle = oracle
-        self.index = index
-        self.name = f"{inner.name}+{'oracle' if oracle else 'retrieval'}"
+        if self.reranker is None and not self.llm_rerank:
+            self.depth = None
+        self.name = f"{self.inner.name}+{'oracle' if self.oracle else 'retrieval'}"
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Retrieve (or replay the recorded retrieval), then answer over the documents."""

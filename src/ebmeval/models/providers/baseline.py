@@ -44,6 +44,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Literal
 
 from ..._util.errors import ConfigError, ModelError
@@ -123,45 +124,42 @@ def gold_counts(task: str) -> Counter[str]:
     return counts
 
 
+@dataclass(eq=False)
 class BaselineModel(ModelAPI):
-    """A baseline answering from the option letters alone (see the module docstring)."""
+    """A baseline answering from the option letters alone (see the module docstring).
+
+    ``counts`` (majority): how often each letter is the gold answer; it sets the ranking.
+    """
 
     max_concurrency = 64
 
-    def __init__(
-        self,
-        kind: str,
-        *,
-        seed: int = 0,
-        ranking: str = DEFAULT_RANKING,
-        min_options: int = 1,
-        max_options: int = 3,
-        answers: Answers = "auto",
-        counts: dict[str, int] | None = None,
-        task: str | None = None,
-    ) -> None:
+    kind: str
+    _: KW_ONLY
+    seed: int = 0
+    ranking: str = DEFAULT_RANKING
+    min_options: int = 1
+    max_options: int = 3
+    answers: Answers = "auto"
+    counts: dict[str, int] = field(default_factory=dict)
+    task: str | None = None
+
+    def __post_init__(self) -> None:
+        kind, low, high = self.kind, self.min_options, self.max_options
         if kind not in ("first-option", "random", "majority") and not _MOST_FREQUENT.fullmatch(kind):
             raise ConfigError(
                 "model", f"unknown baseline '{kind}' (known: first-option, majority, most-frequent-K, random)"
             )
-        if not 1 <= min_options <= max_options:
-            raise ConfigError("min_options", f"need 1 <= min_options <= max_options, got {min_options}, {max_options}")
-        if answers not in ("auto", "single", "multi"):
-            raise ConfigError("answers", f"must be auto, single or multi, not {answers!r}")
-        self.kind = kind
+        if not 1 <= low <= high:
+            raise ConfigError("min_options", f"need 1 <= min_options <= max_options, got {low}, {high}")
+        if self.answers not in ("auto", "single", "multi"):
+            raise ConfigError("answers", f"must be auto, single or multi, not {self.answers!r}")
         self.name = f"baseline/{kind}"
-        self.seed = seed
-        self.ranking = ranking
-        self.min_options = min_options
-        self.max_options = max_options
-        self.answers: Answers = answers
-        self.task = task
-        self.counts = dict(counts or {})
+        self.counts = dict(self.counts)
         if kind == "majority":
             if not self.counts:
                 raise ConfigError("task", "baseline/majority needs the option task=NAME (or answer=LETTER)")
             # most common first; ties in a seeded random order, so no letter is favoured by its name
-            tie_break = random.Random(seed).sample(sorted(self.counts), len(self.counts))
+            tie_break = random.Random(self.seed).sample(sorted(self.counts), len(self.counts))
             self.ranking = "".join(sorted(tie_break, key=lambda letter: -self.counts[letter]))
 
     def describe(self) -> dict[str, Any]:
@@ -238,7 +236,7 @@ def baseline(name: str, **options: object) -> ModelAPI:
     if answers not in ("auto", "single", "multi"):
         raise ConfigError("answers", f"must be auto, single or multi, not {answers!r}")
     task, answer = options.pop("task", None), options.pop("answer", None)
-    counts: dict[str, int] | None = None
+    counts: dict[str, int] = {}
     if name == "majority":
         if (task is None) == (answer is None):
             raise ConfigError("task", "baseline/majority needs exactly one of the options task=NAME and answer=LETTER")

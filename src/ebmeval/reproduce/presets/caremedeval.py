@@ -10,17 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...reproduce import (
-    Condition,
-    Entry,
-    Measure,
-    Preset,
-    Reproduction,
-    TracedTable,
-    comparison,
-    comparison_table,
-    register_preset,
-)
+from ... import reproduce
 from ...reproduce._tables import setting_row, unreproduced
 
 PAPER = (
@@ -75,16 +65,16 @@ PAPER_PROMPT = {"language": "fr", "prompt_set": "paper"}
 """The paper's setting: French questions, the physician-role prompt in French (Section 4.2)."""
 
 
-def _context(context: str, about: str) -> Condition:
+def _context(context: str, about: str) -> reproduce.Condition:
     """The paper's zero-shot setting with ``context`` as the article (``full``, ``abstract`` or ``none``)."""
-    return Condition(context, "caremedeval", {**PAPER_PROMPT, "context": context}, about=about)
+    return reproduce.Condition(context, "caremedeval", {**PAPER_PROMPT, "context": context}, about=about)
 
 
-def _reasoning(name: str, about: str, *, effort: str | None = None, **task_args: Any) -> Condition:
+def _reasoning(name: str, about: str, *, effort: str | None = None, **task_args: Any) -> reproduce.Condition:
     """A Table 5 setting, run only when named: the full article with ``task_args`` added, at reasoning ``effort``."""
     generate = {"reasoning_effort": effort} if effort else {}
     full = {**PAPER_PROMPT, "context": "full", **task_args}
-    return Condition(name, "caremedeval", full, generate=generate, about=about, default=False)
+    return reproduce.Condition(name, "caremedeval", full, generate=generate, about=about, default=False)
 
 
 CONDITIONS = (
@@ -111,26 +101,26 @@ PAIRS = ((("w/o", "full"), ("with", "cot")), *{v for v in SETTINGS.values() if v
 """The setting pairs a model outside Table 5 is shown under, when it ran either condition."""
 
 
-def _measures(condition: str) -> list[Measure]:
-    return [Measure(header, condition, "multi_answer", metric) for header, metric in METRICS.items()]
+def _measures(condition: str) -> list[reproduce.Measure]:
+    return [reproduce.Measure(header, condition, "multi_answer", metric) for header, metric in METRICS.items()]
 
 
 def _by_header(values: tuple[float, ...]) -> dict[str, float]:
     return dict(zip(METRICS, values, strict=True))
 
 
-def table_4(reproduction: Reproduction) -> TracedTable:
+def table_4(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 4, wide: one row per model, EMR, F1, Hamming and LCA each beside the published value."""
     published = {row: _by_header(values) for row, values in TABLE_4.items()}
-    return comparison(reproduction, "Zero-shot, full article", _measures("full"), published, source="Table 4")
+    return reproduce.comparison(reproduction, "Zero-shot, full article", _measures("full"), published, source="Table 4")
 
 
-def table_5(reproduction: Reproduction) -> TracedTable:
+def table_5(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 5, one row per model and setting: without and with reasoning (low and high effort)."""
     entries = [entry for model in reproduction.models for entry in _settings(reproduction, model)]
     published = {row: {setting: _by_header(v) for setting, v in settings.items()} for row, settings in TABLE_5.items()}
     entries += unreproduced(published, {entry.row for entry in entries})
-    table = comparison_table(reproduction, "Reasoning", list(METRICS), entries, source="Table 5")
+    table = reproduce.comparison_table(reproduction, "Reasoning", list(METRICS), entries, source="Table 5")
     table.table.notes.append(
         "conditions: no-thinking → thinking (Qwen3), effort-low → effort-high (GPT-OSS), full → cot (GPT-4.1); "
         "they run when named: --condition no-thinking --condition thinking …"
@@ -138,39 +128,45 @@ def table_5(reproduction: Reproduction) -> TracedTable:
     return table
 
 
-def _settings(reproduction: Reproduction, model: str) -> list[Entry]:
+def _settings(reproduction: reproduce.Reproduction, model: str) -> list[reproduce.Entry]:
     """``model``'s rows: the two settings of its Table 5 row, else each pair of which it ran a named condition."""
     row = reproduction.row(model, TABLE_5)
     if row is not None:
         return [
-            Entry(model, setting_row(row, setting), _measures(condition), _by_header(TABLE_5[row][setting]), condition)
+            reproduce.Entry(
+                model, setting_row(row, setting), _measures(condition), _by_header(TABLE_5[row][setting]), condition
+            )
             for setting, condition in SETTINGS[row]
         ]
     pairs = [pair for pair in sorted(PAIRS) if _ran(reproduction, model, pair)]
-    return [Entry(model, "", _measures(c), {}, c) for pair in pairs for _setting, c in pair]
+    return [reproduce.Entry(model, "", _measures(c), {}, c) for pair in pairs for _setting, c in pair]
 
 
-def _ran(reproduction: Reproduction, model: str, pair: tuple[tuple[str, str], ...]) -> bool:
+def _ran(reproduction: reproduce.Reproduction, model: str, pair: tuple[tuple[str, str], ...]) -> bool:
     """Whether ``model`` ran a condition of ``pair`` that runs only when named (``full`` alone does not count)."""
     named = [c for _s, c in pair if not reproduction.preset.condition(c).default]
     return any((condition, model) in reproduction.runs for condition in named)
 
 
-def figure_3(reproduction: Reproduction) -> TracedTable:
+def figure_3(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Figure 3 as a table: EMR with the full article, the abstract only and no article."""
-    measures = [Measure(context, context, "multi_answer", "exact_match") for context in ("full", "abstract", "none")]
-    return comparison(reproduction, "EMR by context", measures, FIGURE_3, source="Figure 3, Section 5.1.2")
+    measures = [
+        reproduce.Measure(context, context, "multi_answer", "exact_match") for context in ("full", "abstract", "none")
+    ]
+    return reproduce.comparison(reproduction, "EMR by context", measures, FIGURE_3, source="Figure 3, Section 5.1.2")
 
 
-def figure_4(reproduction: Reproduction) -> TracedTable:
+def figure_4(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Figure 4 as a table: EMR by question label, full article (the paper prints no values)."""
-    measures = [Measure(label, "full", "multi_answer", "exact_match", by="labels", group=label) for label in LABELS]
+    measures = [
+        reproduce.Measure(label, "full", "multi_answer", "exact_match", by="labels", group=label) for label in LABELS
+    ]
     empty: Mapping[str, Mapping[str, float]] = {}
-    return comparison(reproduction, "EMR by label, full article", measures, empty, source="Figure 4")
+    return reproduce.comparison(reproduction, "EMR by label, full article", measures, empty, source="Figure 4")
 
 
-register_preset(
-    Preset(
+reproduce.register_preset(
+    reproduce.Preset(
         name="caremedeval",
         version="1",
         paper=PAPER,

@@ -13,18 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from ... import reproduce
 from ...factuality import main_annotator_agreement, read_human_labels
-from ...reproduce import (
-    CellTrace,
-    Condition,
-    Measure,
-    Preset,
-    PresetOption,
-    Reproduction,
-    TracedTable,
-    comparison,
-    register_preset,
-)
 from ...reproduce._tables import paper_columns, with_paper
 from ...tables import Column, Table
 
@@ -33,7 +23,7 @@ PAPER = (
     "multi-document summarisation of the biomedical literature, ACL 2022"
 )
 
-SUMMARIES = Condition(
+SUMMARIES = reproduce.Condition(
     "summaries",
     "factuality/summaries",
     about="the system's summaries (a file) against the review conclusions, graded by labels and/or a judge",
@@ -41,11 +31,13 @@ SUMMARIES = Condition(
 )
 
 OPTIONS = {
-    "generated": PresetOption("the system's summaries: MSLR CSV (ReviewID,Generated) or JSONL", required=True),
-    "targets": PresetOption("the test set's targets: CSV ReviewID,Target,Background or JSONL", required=True),
-    "labels": PresetOption("an annotator's labels of the summaries (Tables 1-3 from them)"),
-    "annotator": PresetOption("the main annotator of labels (default: the file's first)"),
-    "judge": PresetOption("false: grade by the labels alone, without the judge (--role judge=SPEC)"),
+    "generated": reproduce.PresetOption(
+        "the system's summaries: MSLR CSV (ReviewID,Generated) or JSONL", required=True
+    ),
+    "targets": reproduce.PresetOption("the test set's targets: CSV ReviewID,Target,Background or JSONL", required=True),
+    "labels": reproduce.PresetOption("an annotator's labels of the summaries (Tables 1-3 from them)"),
+    "annotator": reproduce.PresetOption("the main annotator of labels (default: the file's first)"),
+    "judge": reproduce.PresetOption("false: grade by the labels alone, without the judge (--role judge=SPEC)"),
 }
 """The task options of ``factuality/summaries`` that only the user has."""
 
@@ -96,7 +88,7 @@ TABLE_5 = {
 """Table 5: ROUGE F of the generated summaries against the Background and the Target (whole test set)."""
 
 
-def _grader(reproduction: Reproduction) -> str:
+def _grader(reproduction: reproduce.Reproduction) -> str:
     """``human/factuality`` where a run has the user's labels, else ``judge/factuality``."""
     for model in reproduction.models:
         summary = reproduction.summary(SUMMARIES.name, model)
@@ -106,37 +98,39 @@ def _grader(reproduction: Reproduction) -> str:
 
 
 def _by_category(
-    reproduction: Reproduction,
+    reproduction: reproduce.Reproduction,
     title: str,
     columns: Mapping[str, str],
     published: Mapping[str, tuple[float, ...]],
     source: str,
-) -> TracedTable:
+) -> reproduce.TracedTable:
     grader = _grader(reproduction)
-    measures = [Measure(header, SUMMARIES.name, grader, metric) for header, metric in columns.items()]
+    measures = [reproduce.Measure(header, SUMMARIES.name, grader, metric) for header, metric in columns.items()]
     rows = {row: dict(zip(columns, values, strict=True)) for row, values in published.items()}
     graded = "the annotator's labels" if grader == "human/factuality" else "the judge"
-    return comparison(reproduction, f"{title}, graded by {graded}", measures, rows, source=source)
+    return reproduce.comparison(reproduction, f"{title}, graded by {graded}", measures, rows, source=source)
 
 
-def table_2(reproduction: Reproduction) -> TracedTable:
+def table_2(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 2: share of summaries correct in each category, by system."""
     return _by_category(reproduction, "Correctness by category", TABLE_2_COLUMNS, TABLE_2, "Table 2")
 
 
-def table_3(reproduction: Reproduction) -> TracedTable:
+def table_3(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 3: share of summaries with the right patient population, intervention and outcome."""
     return _by_category(reproduction, "Correctness by PICO element", TABLE_3_COLUMNS, TABLE_3, "Table 3")
 
 
-def table_5(reproduction: Reproduction) -> TracedTable:
+def table_5(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 5: ROUGE against the Background and the Target, over every summary of the file."""
-    measures = [Measure(header, SUMMARIES.name, "factuality/copying", m) for header, m in TABLE_5_COLUMNS.items()]
+    measures = [
+        reproduce.Measure(header, SUMMARIES.name, "factuality/copying", m) for header, m in TABLE_5_COLUMNS.items()
+    ]
     rows = {row: dict(zip(TABLE_5_COLUMNS, values, strict=True)) for row, values in TABLE_5.items()}
-    return comparison(reproduction, "ROUGE F of the summaries", measures, rows, source="Table 5", decimals=4)
+    return reproduce.comparison(reproduction, "ROUGE F of the summaries", measures, rows, source="Table 5", decimals=4)
 
 
-def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | None] | None:
+def _labelled_run(reproduction: reproduce.Reproduction) -> tuple[str, str, Path, str | None] | None:
     """(model, run id, labels file, main annotator) of the first model whose run was given labels."""
     with reproduction.read_store() as store:
         for model in reproduction.models:
@@ -149,7 +143,7 @@ def _labelled_run(reproduction: Reproduction) -> tuple[str, str, Path, str | Non
     return None
 
 
-def table_1(reproduction: Reproduction) -> TracedTable:
+def table_1(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 1, one row per category: agreement with the main annotator (``annotator=``) and Fleiss' κ.
 
     Read from the labels file of the first model run with ``labels=FILE`` (two or more annotators).
@@ -157,14 +151,14 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     stats = ("% agreement", "Gwet AC1", "Fleiss κ")
     columns: list[Column | str] = ["category", *(column for stat in stats for column in paper_columns(stat))]
     table = Table("Agreement with the main annotator (Table 1, transposed)", columns)
-    cells: list[CellTrace] = []
+    cells: list[reproduce.CellTrace] = []
     found = _labelled_run(reproduction)
     labels = read_human_labels(found[2]) if found else None
     if found is None or labels is None or len(labels.annotators) < 2:
         for category, paper in TABLE_1.items():
             table.add(category, *[v for p in paper for v in with_paper(None, p)])
         table.notes.append("ours: needs --preset-arg labels=FILE with two or more annotators (annotator=MAIN)")
-        return TracedTable(table, cells)
+        return reproduce.TracedTable(table, cells)
     model, run_id, path, main = found
     main = main or labels.annotators[0]
     ours = {c.category: c for c in main_annotator_agreement(labels.binary, main)}
@@ -175,7 +169,7 @@ def table_1(reproduction: Reproduction) -> TracedTable:
             beside = with_paper(value, published)
             row += beside
             cells.append(
-                CellTrace(
+                reproduce.CellTrace(
                     row=category, column=stat, value=value, published=published, difference=beside[2],
                     model=model, condition=SUMMARIES.name, run_id=run_id, score_set="", scorer=f"labels:{path}",
                     metric=stat, group=category, n=got.n, missing=0,
@@ -186,11 +180,11 @@ def table_1(reproduction: Reproduction) -> TracedTable:
         f"ours: {path} (run {run_id}), main annotator {main}, others {', '.join(ours['pico'].per_annotator)}",
         "overall = mean of the six base columns (as the published Overall is); Δ = ours − paper",
     ]
-    return TracedTable(table, cells)
+    return reproduce.TracedTable(table, cells)
 
 
-register_preset(
-    Preset(
+reproduce.register_preset(
+    reproduce.Preset(
         name="factuality",
         version="1",
         paper=PAPER,

@@ -16,18 +16,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ... import reproduce
 from ...report import POOLED, SIGN, Agreement, HumanContrast, agreement, human_contrast
-from ...reproduce import (
-    CellTrace,
-    Condition,
-    Measure,
-    Preset,
-    PresetOption,
-    Reproduction,
-    TracedTable,
-    comparison,
-    register_preset,
-)
 from ...reproduce._tables import difference, paper_columns, with_paper
 from ...tables import Column, Table
 
@@ -86,10 +76,10 @@ def _synthesis(
     inputs: tuple[str, ...] = (),
     requires: tuple[str, ...] = (),
     **task_args: Any,
-) -> Condition:
+) -> reproduce.Condition:
     """Task ``synthesis`` in ``workflow`` on the public items, under the paper's prompts and judge."""
     settings = {**PAPER_SETTINGS, "workflow": workflow, **task_args}
-    return Condition(name, "synthesis", settings, about=about, inputs=inputs, requires=requires)
+    return reproduce.Condition(name, "synthesis", settings, about=about, inputs=inputs, requires=requires)
 
 
 CONDITIONS = (
@@ -100,12 +90,16 @@ CONDITIONS = (
 )
 
 OPTIONS = {
-    "abstracts": PresetOption(
+    "abstracts": reproduce.PresetOption(
         "PubMed XML, JSONL, CSV or folder of the primary abstracts: adds G-RAG, N-RAG (role negator) and feasibility"
     ),
-    "retrieval": PresetOption("an index built with ebmeval index build: adds K5-RAG and K10-RAG (S-RAG, K per query)"),
-    "reranker": PresetOption("with retrieval, a local cross-encoder folder that reranks each query's candidates"),
-    "study": PresetOption(
+    "retrieval": reproduce.PresetOption(
+        "an index built with ebmeval index build: adds K5-RAG and K10-RAG (S-RAG, K per query)"
+    ),
+    "reranker": reproduce.PresetOption(
+        "with retrieval, a local cross-encoder folder that reranks each query's candidates"
+    ),
+    "study": reproduce.PresetOption(
         "a study whose human scores were imported into the run store (ebmeval annotate import): Tables 3-4",
         tables=True,
     ),
@@ -133,11 +127,11 @@ EVIDENCE = (
 """The evidence workflows: each runs when the user gives what it reads (``--preset-arg``)."""
 
 
-def table_2(reproduction: Reproduction) -> TracedTable:
+def table_2(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 2: the mean judge score of each model per workflow, beside the published means."""
-    measures = [Measure(name, name, *JUDGE) for name in WORKFLOWS]
+    measures = [reproduce.Measure(name, name, *JUDGE) for name in WORKFLOWS]
     published = {row: dict(zip(WORKFLOWS, values, strict=True)) for row, values in TABLE_2.items()}
-    table = comparison(reproduction, "Mean LLM-judge score (0-5)", measures, published, source="Table 2")
+    table = reproduce.comparison(reproduction, "Mean LLM-judge score (0-5)", measures, published, source="Table 2")
     missing = [w for w in WORKFLOWS[2:] if not any(c == w for c, _m in reproduction.runs)]
     if missing:
         table.table.notes.append(
@@ -147,17 +141,17 @@ def table_2(reproduction: Reproduction) -> TracedTable:
     return table
 
 
-def feasibility(reproduction: Reproduction) -> TracedTable:
+def feasibility(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Section 3.1: each model's mean feasibility rating (the paper keeps the items rated over 4)."""
-    measures = [Measure("feasibility", "feasibility", "synthesis/feasibility", "feasibility")]
-    return comparison(reproduction, "Mean feasibility rating (0-5)", measures, {}, source="Section 3.1")
+    measures = [reproduce.Measure("feasibility", "feasibility", "synthesis/feasibility", "feasibility")]
+    return reproduce.comparison(reproduction, "Mean feasibility rating (0-5)", measures, {}, source="Section 3.1")
 
 
 Key = tuple[str, str, int]
 
 
 def _scores(
-    reproduction: Reproduction, study: str
+    reproduction: reproduce.Reproduction, study: str
 ) -> tuple[dict[Key, dict[str, float]], dict[Key, float], dict[tuple[str, str], list[Key]], dict[str, str]]:
     """Human scores (field ``score``) and judge scores of every run, the human keys of each (condition, model).
 
@@ -190,19 +184,19 @@ def _unmatched(study: str, keys: Mapping[tuple[str, str], list[Key]]) -> list[st
             "check its name, and import it with ebmeval annotate import"]  # fmt: skip
 
 
-def _no_study(title: str, source: str) -> TracedTable:
+def _no_study(title: str, source: str) -> reproduce.TracedTable:
     table = Table(f"{title} ({source})", ["note"])
     table.add("needs human scores: --preset-arg study=SLUG, imported with ebmeval annotate import")
-    return TracedTable(table, [])
+    return reproduce.TracedTable(table, [])
 
 
 def _cell(row: str, column: str, value: float | None, paper: float | None, model: str, condition: str,
-          run_id: str, score_set: str, n: int) -> CellTrace:  # fmt: skip
-    return CellTrace(row, column, value, paper, difference(value, paper), model, condition, run_id, score_set, JUDGE[0],
-                     JUDGE[1], None, n, 0)  # fmt: skip
+          run_id: str, score_set: str, n: int) -> reproduce.CellTrace:  # fmt: skip
+    return reproduce.CellTrace(row, column, value, paper, difference(value, paper), model, condition, run_id,
+                               score_set, JUDGE[0], JUDGE[1], None, n, 0)  # fmt: skip
 
 
-def table_3(reproduction: Reproduction) -> TracedTable:
+def table_3(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 3: Pearson r and Bland–Altman (d = human − judge) per model and workflow, then pooled."""
     study = reproduction.options.get("study")
     if study is None:
@@ -212,7 +206,7 @@ def table_3(reproduction: Reproduction) -> TracedTable:
     columns += [*paper_columns("Pearson r"), *paper_columns("mean bias")]
     columns += ["95% LoA", "95% LoA paper"]
     table = Table(f"Human-LLM-judge alignment, study {study} (Table 3)", columns)
-    cells: list[CellTrace] = []
+    cells: list[reproduce.CellTrace] = []
     reproduced = set()
     models = sorted({m for m, _w in TABLE_3})
     for (condition, model), found in keys.items():
@@ -239,7 +233,7 @@ def table_3(reproduction: Reproduction) -> TracedTable:
     table.notes += _unmatched(study, keys)
     table.notes += [SIGN, "paper: published values from Table 3; Δ = ours − paper; the paper pools no conditions"]
     table.notes += [f"{c.model} · {c.condition}: run {c.run_id}, {c.score_set}" for c in cells[::2]]
-    return TracedTable(table, cells)
+    return reproduce.TracedTable(table, cells)
 
 
 def _r_bias(a: Agreement) -> tuple[float | None, float | None]:
@@ -265,7 +259,7 @@ def _item_scores(keys: Sequence[Key], value: Mapping[Key, float]) -> dict[str, f
 
 
 def _judge_items(
-    reproduction: Reproduction, condition: str, model: str, judged: Mapping[Key, float]
+    reproduction: reproduce.Reproduction, condition: str, model: str, judged: Mapping[Key, float]
 ) -> dict[str, float]:
     run = reproduction.runs.get((condition, model))
     if run is None:
@@ -274,7 +268,7 @@ def _judge_items(
     return _item_scores(keys, judged)
 
 
-def table_4(reproduction: Reproduction) -> TracedTable:
+def table_4(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 4: paired t-tests of human and judge scores, G-RAG − P-CoT per model (H2), model − model (H3)."""
     study = reproduction.options.get("study")
     if study is None:
@@ -315,7 +309,7 @@ def table_4(reproduction: Reproduction) -> TracedTable:
         "paired t, Cohen's d_z = mean(d) / SD(d) (ebmeval.report.human_contrast); sig: p < 0.05",
         "paper: published values from Table 4 (H3 is MedGemma 27B − Gemma 27B: name them in that order)",
     ]
-    return TracedTable(table, [])
+    return reproduce.TracedTable(table, [])
 
 
 def _add_contrast(table: Table, hypothesis: str, label: str, row: str, judge: str, c: HumanContrast) -> None:
@@ -327,8 +321,8 @@ def _add_contrast(table: Table, hypothesis: str, label: str, row: str, judge: st
     table.add(hypothesis, label, row, judge, c.n, paper[0], *values, sig, paper_sig)
 
 
-register_preset(
-    Preset(
+reproduce.register_preset(
+    reproduce.Preset(
         name="medmeta",
         version="2",
         paper=PAPER,

@@ -8,18 +8,8 @@ prints (Results and Discussion), the other cells are left empty.
 
 from __future__ import annotations
 
+from ... import reproduce
 from ..._util.errors import ConfigError
-from ...reproduce import (
-    CellTrace,
-    Condition,
-    Measure,
-    Preset,
-    PresetOption,
-    Reproduction,
-    TracedTable,
-    comparison,
-    register_preset,
-)
 from ...reproduce._tables import difference
 from ...tables import Column, Estimate, Table
 
@@ -48,7 +38,7 @@ JUDGE_TEMPERATURE, JUDGE_MAX_TOKENS = 0.1, 4096
 """The judges' settings of ``prompts=medthink-paper``, used by the sweep too."""
 
 CONDITIONS = (
-    Condition(
+    reproduce.Condition(
         "paper",
         "medthink/reasoning",
         {"prompts": "medthink-paper", "text_metrics": False},
@@ -57,14 +47,16 @@ CONDITIONS = (
 )
 
 
-def figure_3(reproduction: Reproduction) -> TracedTable:
+def figure_3(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Fig. 3 and the accuracy of Supplementary Data 3 as a table: one row per model."""
     measures = [
-        Measure("LLM-w-Ref", "paper", "judge/steps-with-reference", "steps_supported"),
-        Measure("LLM-w/o-Ref", "paper", "judge/steps-without-reference", "steps_covered"),
-        Measure("accuracy", "paper", "medthink/accuracy", "accuracy"),
+        reproduce.Measure("LLM-w-Ref", "paper", "judge/steps-with-reference", "steps_supported"),
+        reproduce.Measure("LLM-w/o-Ref", "paper", "judge/steps-without-reference", "steps_covered"),
+        reproduce.Measure("accuracy", "paper", "medthink/accuracy", "accuracy"),
     ]
-    return comparison(reproduction, "Reasoning and accuracy", measures, FIGURE_3, source="Fig. 3, text", decimals=3)
+    return reproduce.comparison(
+        reproduction, "Reasoning and accuracy", measures, FIGURE_3, source="Fig. 3, text", decimals=3
+    )
 
 
 def _judges(value: str) -> dict[str, str]:
@@ -82,7 +74,7 @@ def _plain(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-def figure_5(reproduction: Reproduction) -> TracedTable:
+def figure_5(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Fig. 5a-b as a table: the first model's rationales judged by each judge, and by the first judge per prompt.
 
     Runs ``ebmeval sweep`` (:func:`ebmeval.analysis.sweep`) at the paper's judge settings; stored
@@ -100,7 +92,7 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
     found = reproduction.runs.get(("paper", reproduction.models[0])) if reproduction.models else None
     if not specs or found is None:
         table.notes.append("give --preset-arg 'judges=NAME=SPEC;NAME=SPEC' (the first also tries every prompt)")
-        return TracedTable(table, [])
+        return reproduce.TracedTable(table, [])
     prompts = tuple(reproduction.options.get("prompts", ",".join(PROMPT_VARIANTS)).split(","))
     cache = ResponseCache()
     rows = sweep(
@@ -113,7 +105,7 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
     )
     first = next(iter(specs))
     published_judges = {_plain(k): v for k, v in FIGURE_5A.items()}
-    cells: list[CellTrace] = []
+    cells: list[reproduce.CellTrace] = []
     for r in rows:
         paper = FIGURE_5B.get(r.prompt) if r.judge == first and r.prompt != PROMPT_VARIANTS[0] else None
         if r.prompt == PROMPT_VARIANTS[0]:
@@ -121,7 +113,7 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
         value = None if r.mean != r.mean else r.mean  # NaN: no sample scored
         delta = difference(value, paper)
         cells.append(
-            CellTrace(
+            reproduce.CellTrace(
                 f"{r.judge} · {r.prompt}",
                 "LLM-w-Ref",
                 value,
@@ -145,11 +137,11 @@ def figure_5(reproduction: Reproduction) -> TracedTable:
         "paper: Fig. 5a (a judge named as the paper's) and 5b (prompt variants of the first judge), only the "
         "values its text prints; Δ = ours − paper",
     ]
-    return TracedTable(table, cells)
+    return reproduce.TracedTable(table, cells)
 
 
-register_preset(
-    Preset(
+reproduce.register_preset(
+    reproduce.Preset(
         name="medthink",
         version="2",
         paper=PAPER,
@@ -169,12 +161,14 @@ register_preset(
         conditions=CONDITIONS,
         tables=(figure_3, figure_5),
         options={
-            "judges": PresetOption(
+            "judges": reproduce.PresetOption(
                 "NAME=SPEC;NAME=SPEC: the judges of Fig. 5a, run on the first model's rationales (ebmeval "
                 "sweep); the first also tries every prompt (Fig. 5b)",
                 tables=True,
             ),
-            "prompts": PresetOption("comma-separated prompt variants of Fig. 5b (default p1,p2,p3,p4,p5)", tables=True),
+            "prompts": reproduce.PresetOption(
+                "comma-separated prompt variants of Fig. 5b (default p1,p2,p3,p4,p5)", tables=True
+            ),
         },
     )
 )

@@ -12,20 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ... import reproduce
 from ..._util.errors import ConfigError, UsageError
-from ...reproduce import (
-    CellTrace,
-    Condition,
-    ConditionRun,
-    Entry,
-    Measure,
-    Preset,
-    PresetOption,
-    Reproduction,
-    TracedTable,
-    comparison_table,
-    register_preset,
-)
 from ...reproduce._tables import difference, setting_row, unreproduced
 
 if TYPE_CHECKING:
@@ -106,16 +94,18 @@ def _short(task: str) -> str:
     return task.rsplit("/", 1)[-1]
 
 
-def _conditions() -> tuple[Condition, ...]:
-    found: list[Condition] = []
+def _conditions() -> tuple[reproduce.Condition, ...]:
+    found: list[reproduce.Condition] = []
     for task in (*MCQA.values(), *IE.values(), *LFQA):
         closed = {"strategy": "cot-refine"}
         lfqa = task in LFQA
         found.append(
-            Condition(_short(task), task, closed, generate=DECODING, about=f"{task}, CoT-Refine", default=not lfqa)
+            reproduce.Condition(
+                _short(task), task, closed, generate=DECODING, about=f"{task}, CoT-Refine", default=not lfqa
+            )
         )
         found.append(
-            Condition(
+            reproduce.Condition(
                 f"{_short(task)}-rag",
                 task,
                 {**closed, "k": K},
@@ -128,19 +118,23 @@ def _conditions() -> tuple[Condition, ...]:
     return tuple(found)
 
 
-def table_1(reproduction: Reproduction) -> TracedTable:
+def table_1(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 1, MCQA and IE cohorts: each model without and with RAG; accuracy (%) and micro-F1 (%)."""
     headers = [*MCQA, *IE]
-    entries: list[Entry] = []
+    entries: list[reproduce.Entry] = []
     for model in reproduction.models:
         row = reproduction.row(model, TABLE_1)
         for setting, suffix in SETTINGS:
-            measures = [Measure(h, f"{_short(t)}{suffix}", "accuracy", "accuracy") for h, t in MCQA.items()]
-            measures += [Measure(h, f"{t}{suffix}", "triplet-f1", "micro_f1") for h, t in IE.items()]
+            measures = [reproduce.Measure(h, f"{_short(t)}{suffix}", "accuracy", "accuracy") for h, t in MCQA.items()]
+            measures += [reproduce.Measure(h, f"{t}{suffix}", "triplet-f1", "micro_f1") for h, t in IE.items()]
             published = PUBLISHED_1[row][setting] if row else {}
-            entries.append(Entry(model, setting_row(row, setting) if row else "", measures, published, setting=setting))
+            entries.append(
+                reproduce.Entry(model, setting_row(row, setting) if row else "", measures, published, setting=setting)
+            )
     entries += unreproduced(PUBLISHED_1, {entry.row for entry in entries})
-    table = comparison_table(reproduction, "Closed-form tasks w/o. and w. RAG", headers, entries, source="Table 1")
+    table = reproduce.comparison_table(
+        reproduction, "Closed-form tasks w/o. and w. RAG", headers, entries, source="Table 1"
+    )
     table.table.notes.append(
         "published accuracies are the paper's percentages as fractions; DDI and ChemProt micro-F1 have no "
         "printed per-task values here; RAG rows need --preset-arg retrieval=INDEX"
@@ -148,9 +142,9 @@ def table_1(reproduction: Reproduction) -> TracedTable:
     return table
 
 
-def _lfqa_systems(reproduction: Reproduction) -> dict[tuple[str, str], list[ConditionRun]]:
+def _lfqa_systems(reproduction: reproduce.Reproduction) -> dict[tuple[str, str], list[reproduce.ConditionRun]]:
     """(model, setting) → its runs of the LFQA sets every such system ran (the arena's pooled systems)."""
-    found: dict[tuple[str, str], dict[str, ConditionRun]] = {}
+    found: dict[tuple[str, str], dict[str, reproduce.ConditionRun]] = {}
     for model in reproduction.models:
         for setting, suffix in SETTINGS:
             runs = {t: reproduction.runs.get((f"{_short(t)}{suffix}", model)) for t in LFQA}
@@ -161,7 +155,7 @@ def _lfqa_systems(reproduction: Reproduction) -> dict[tuple[str, str], list[Cond
     return {key: [ran[t] for t in shared] for key, ran in found.items() if shared}
 
 
-def _target(reproduction: Reproduction) -> int:
+def _target(reproduction: reproduce.Reproduction) -> int:
     """The per-pair target of the sampled arena (``--preset-arg min_matches``, MRAG's 80 by default)."""
     value = str(reproduction.options.get("min_matches", MIN_MATCHES)).strip()
     if not value.isdigit() or int(value) < 1:
@@ -170,7 +164,10 @@ def _target(reproduction: Reproduction) -> int:
 
 
 def _arena(
-    reproduction: Reproduction, systems: dict[tuple[str, str], list[ConditionRun]], judge: dict[str, Any], target: int
+    reproduction: reproduce.Reproduction,
+    systems: dict[tuple[str, str], list[reproduce.ConditionRun]],
+    judge: dict[str, Any],
+    target: int,
 ) -> ArenaResult | str:
     """One arena over every system (MRAG rates its four systems together): sampled pairs, K = 40.
 
@@ -190,15 +187,15 @@ def _arena(
 
 
 def _elo_cells(
-    row: str, runs: list[ConditionRun], result: ArenaResult, published: dict[str, float]
-) -> dict[str, CellTrace]:
+    row: str, runs: list[reproduce.ConditionRun], result: ArenaResult, published: dict[str, float]
+) -> dict[str, reproduce.CellTrace]:
     """Our Elo per axis for the system of ``runs``, traced to the arena and the runs."""
     system = "+".join(sorted(run.run_id for run in runs))
-    cells: dict[str, CellTrace] = {}
+    cells: dict[str, reproduce.CellTrace] = {}
     for header, axis in zip(TABLE_2_AXES, AXES, strict=True):
         found = result.axes[axis]
         value, paper = found.elo.value[system], published.get(header)
-        cells[header] = CellTrace(
+        cells[header] = reproduce.CellTrace(
             row=row,
             column=header,
             value=value,
@@ -217,7 +214,7 @@ def _elo_cells(
     return cells
 
 
-def table_2(reproduction: Reproduction) -> TracedTable:
+def table_2(reproduction: reproduce.Reproduction) -> reproduce.TracedTable:
     """Table 2 (LFQA Elo): ours from one arena over each model's pooled LFQA runs w/o. and w. RAG.
 
     Runs ``ebmeval arena`` (:func:`ebmeval.arena.run_arena`) with the ``--role judge`` model;
@@ -235,26 +232,30 @@ def table_2(reproduction: Reproduction) -> TracedTable:
         result, missing = (found, "") if not isinstance(found, str) else (None, found)
     entries = _rated_entries(reproduction, systems, result) if result is not None else []
     entries += unreproduced(PUBLISHED_2, {entry.row for entry in entries})
-    table = comparison_table(reproduction, "LFQA arena, Elo", list(TABLE_2_AXES), entries, source="Table 2", decimals=1)
+    table = reproduce.comparison_table(
+        reproduction, "LFQA arena, Elo", list(TABLE_2_AXES), entries, source="Table 2", decimals=1
+    )
     table.table.notes.append(_arena_note(result) if result is not None else f"ours: {missing}")
     return table
 
 
 def _rated_entries(
-    reproduction: Reproduction, systems: dict[tuple[str, str], list[ConditionRun]], result: ArenaResult
-) -> list[Entry]:
+    reproduction: reproduce.Reproduction,
+    systems: dict[tuple[str, str], list[reproduce.ConditionRun]],
+    result: ArenaResult,
+) -> list[reproduce.Entry]:
     """One row per system rated: the model, beside the paper's row it reproduces under the same setting."""
-    entries: list[Entry] = []
+    entries: list[reproduce.Entry] = []
     for (model, setting), runs in systems.items():
         row = reproduction.row(model, TABLE_2)
         published = PUBLISHED_2[row][setting] if row else {}
         label = setting_row(row, setting) if row else ""
         traced = _elo_cells(label or model, runs, result, published)
-        entries.append(Entry(model, label, (), published, setting=setting, traced=traced))
+        entries.append(reproduce.Entry(model, label, (), published, setting=setting, traced=traced))
     return entries
 
 
-def _missing(systems: dict[tuple[str, str], list[ConditionRun]], judge: dict[str, Any] | None) -> str:
+def _missing(systems: dict[tuple[str, str], list[reproduce.ConditionRun]], judge: dict[str, Any] | None) -> str:
     """What the arena lacks (``""`` when it can run)."""
     if len(systems) < 2:
         return (
@@ -277,8 +278,8 @@ def _arena_note(result: ArenaResult) -> str:
     )
 
 
-register_preset(
-    Preset(
+reproduce.register_preset(
+    reproduce.Preset(
         name="mrag",
         version="2",
         paper=PAPER,
@@ -299,11 +300,11 @@ register_preset(
         conditions=_conditions(),
         tables=(table_1, table_2),
         options={
-            "retrieval": PresetOption(
+            "retrieval": reproduce.PresetOption(
                 "the folder of your retrieval index, from ebmeval index build: the -rag conditions answer over it",
                 required=True,
             ),
-            "min_matches": PresetOption(
+            "min_matches": reproduce.PresetOption(
                 f"Table 2's per-pair target: matches of each pair of systems on every axis (default {MIN_MATCHES})",
                 tables=True,
             ),
