@@ -80,9 +80,9 @@ class SweepRow:
 def _judge_scorer(strategy: str, prompt: str, tag: str | None, max_tokens: int | None, temperature: float) -> Scorer:
     suffix = f"[{tag}]" if tag else ""
     if strategy == "steps-with-reference":
-        base = "judge/steps-with-reference" + ("" if prompt == PROMPT_VARIANTS[0] else f"@{prompt}")
         budget = STEP_MAX_TOKENS if max_tokens is None else max_tokens
-        return StepsWithReference(prompt, name=base + suffix, max_tokens=budget, temperature=temperature)
+        name = StepsWithReference.default_name(prompt) + suffix
+        return StepsWithReference(prompt, name=name, max_tokens=budget, temperature=temperature)
     budget = LIST_MAX_TOKENS if max_tokens is None else max_tokens
     if strategy == "steps-with-reference-single":
         name = "judge/steps-with-reference-single" + suffix

@@ -99,11 +99,15 @@ class StepsWithReference(_StepJudge):
     ) -> None:
         if prompt not in prompts.STEP_PROMPTS:
             raise ConfigError("prompt", f"must be one of {', '.join(prompts.PROMPT_VARIANTS)}, not {prompt!r}")
-        default_name = "judge/steps-with-reference" + ("" if prompt == prompts.PROMPT_VARIANTS[0] else f"@{prompt}")
-        super().__init__(name or default_name, role, max_tokens, temperature, seed)
+        super().__init__(name or self.default_name(prompt), role, max_tokens, temperature, seed)
         self.template: prompts.PromptTemplate = prompts.STEP_PROMPTS[prompt]
         self.prompt = prompt
         self.steps_key = steps_key
+
+    @staticmethod
+    def default_name(prompt: str) -> str:
+        """``judge/steps-with-reference``, with ``@PROMPT`` for a prompt variant other than the first."""
+        return "judge/steps-with-reference" + ("" if prompt == prompts.PROMPT_VARIANTS[0] else f"@{prompt}")
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""
