@@ -39,6 +39,7 @@ from ..factuality import (
 )
 from ..models import GenerateConfig, user
 from ..prompts import add_template
+from ..prompts import templates as prompt_templates
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
 from ._data import data_path, read_records
 from .mcq_file import file_digest
@@ -144,6 +145,9 @@ def load_m3_conclusions() -> list[Sample]:
 class ClaimLabeller:
     """Workflow asking the model for a statement's direction and modality (the judge's labelling step)."""
 
+    templates = (prompt_templates.get("factuality/claim"), prompt_templates.get("factuality/retry"))
+    """The labelling prompt and its follow-up (:func:`~ebmeval.factuality.label_claim`)."""
+
     def __init__(self, scheme: Scheme) -> None:
         self.name = f"claim-labels/{scheme}"
         self.scheme: Scheme = scheme
@@ -239,6 +243,7 @@ class ConclusionWriter:
     """Zero-shot synthesis: the review conclusion from the listed evidence sentences."""
 
     name = "conclusion-zero-shot"
+    templates = (CONCLUSION,)
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Write the conclusion of ``sample``'s review."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._util.errors import ConfigError, UsageError, require_at_least_one
 from ..judges import parse_field, parse_score
 from ..models import ChatMessage, GenerateConfig
-from ..prompts import RERANK_POINTWISE
+from ..prompts import RERANK_POINTWISE, PromptTemplate
 from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from ._evidence import (
     MAP_CALL,
@@ -37,7 +37,7 @@ from ._evidence import (
     parse_questions,
 )
 from ._negation import CHECK_CALL, NEGATE_CALL, NegationStore, check_counts, negate_documents
-from ._prompts import EBMEVAL, PromptSet
+from ._prompts import EBMEVAL, MAP, NEGATION_CHECK, PromptSet
 
 if TYPE_CHECKING:
     from ..rag import CrossEncoderReranker, Retriever
@@ -109,6 +109,11 @@ def overflow_calls(overflow: OverflowPolicy) -> tuple[tuple[str, Call], ...]:
     return (("model", MAP_CALL),) if overflow == "map-reduce" else ()
 
 
+def overflow_templates(overflow: OverflowPolicy) -> dict[str, tuple[PromptTemplate, ...]]:
+    """The template of the map call that ``map-reduce`` adds, by call name."""
+    return {MAP_CALL.name: (MAP,)} if overflow == "map-reduce" else {}
+
+
 DEFAULT_K = 5
 """Abstracts kept after retrieval and reranking in ``standard-rag`` unless ``k`` is given."""
 
@@ -129,6 +134,8 @@ class ParametricZeroShot:
 
     def __init__(self, *, prompts: PromptSet = EBMEVAL) -> None:
         self.prompts = prompts
+        self.call_templates = {"answer": (prompts.zero_shot,)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``answer`` call."""
@@ -170,6 +177,9 @@ class ParametricCoT:
         self.prompts = prompts
         self.calls = (("evaluator", EVALUATE_CALL),)
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        answer = (prompts.plan, prompts.answer, prompts.draft, prompts.previous, prompts.replan)
+        self.call_templates = {"answer": answer, EVALUATE_CALL.name: (prompts.evaluate,)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
@@ -250,6 +260,8 @@ class GoldenRAG:
         self.prompts = prompts
         self.calls = overflow_calls(overflow)
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        self.call_templates = {"answer": (prompts.synthesise,), **overflow_templates(overflow)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
@@ -280,6 +292,13 @@ class NegatedRAG:
         self.prompts = prompts
         self.calls = (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL), *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        self.call_templates = {
+            "answer": (prompts.synthesise,),
+            NEGATE_CALL.name: (prompts.negate,),
+            CHECK_CALL.name: (NEGATION_CHECK,),
+            **overflow_templates(overflow),
+        }
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     @property
     def negations(self) -> NegationStore:
@@ -354,6 +373,13 @@ class StandardRAG:
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
         self.templates = (RERANK_POINTWISE,) if rerank_top_n > 0 else ()
         """The templates it asks with beyond its prompt set's: the LLM reranker's when it reranks."""
+        reranking = {RERANK_CALL.name: self.templates} if rerank_top_n > 0 else {}
+        self.call_templates = {
+            "answer": (prompts.plan, prompts.synthesise),
+            **reranking,
+            **overflow_templates(overflow),
+        }
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     def gold_total(self, sample: Sample) -> int:
         """The gold studies recall divides by: the item's studies."""
@@ -524,6 +550,8 @@ class Feasibility:
         """The rating call; the run's settings override its temperature."""
         self.calls = (("model", self.call), *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        self.call_templates = {self.call.name: (prompts.feasibility,), **overflow_templates(overflow)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Rate ``runs`` times and average."""
