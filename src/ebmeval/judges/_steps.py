@@ -28,7 +28,7 @@ from ..prompts import (
     STRICT_VERDICTS,
     PromptTemplate,
 )
-from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ..tasks import JUDGE, Generation, Sample, SampleContext, Score, scorer
 from ._ask import ask
 from ._read import parse_counts, parse_verdict, parse_verdicts
 
@@ -96,6 +96,11 @@ class StepsWithReference:
         self.steps_key = steps_key
         self.role = role
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    @property
+    def call_templates(self) -> dict[str, tuple[PromptTemplate, ...]]:
+        """Its judge questions' templates: the variant's and the strict follow-up (``ebmeval describe``)."""
+        return {JUDGE.name: (self.template, *self.templates)}
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""
