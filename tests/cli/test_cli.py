@@ -155,6 +155,57 @@ def test_describe_lists_the_model_calls_with_their_settings(tmp_path: Path) -> N
     assert refused.returncode == 2 and "steps.synthesis/negate" in refused.stderr and "Traceback" not in refused.stderr
 
 
+def test_describe_and_show_prompt_name_the_templates_of_each_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the calls were listed with their settings but not the templates their prompts are rendered from."""
+
+    def calls(task: str, *args: str) -> dict[str, dict[str, object]]:
+        done = ebmeval("describe", task, *(f"--task-arg={a}" for a in args), "--calls", "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return {row["call"]: row for row in json.loads(done.stdout)}
+
+    rag = calls("synthesis", "workflow=standard-rag")
+    rerank = rag["rerank/llm-pointwise"]
+    assert rerank["templates"] == ["rerank/llm-pointwise@v1"] and rerank["role"] == "model"
+    assert (rerank["temperature"], rerank["max_tokens"]) == (0.0, 3)
+    assert rag["answer"]["templates"] == ["synthesis/plan@v1", "synthesis/synthesise@v1"]
+    assert rag["judge"]["templates"] == ["synthesis/rubric@v2", "synthesis/rubric-retry@v2"]
+    assert set(calls("synthesis", "workflow=standard-rag", "rerank_top_n=0")) == {"answer", "judge"}
+    negated = calls("synthesis", "workflow=negated-rag")
+    assert negated["answer"]["templates"] == ["synthesis/synthesise@v1"]
+    assert negated["synthesis/negate"]["templates"] == ["synthesis/negate@v1"]
+    assert negated["synthesis/negation-check"]["templates"] == ["synthesis/negation-check@v1"]
+    paper = calls("synthesis", "workflow=parametric-cot", "prompts=medmeta-paper")
+    assert paper["synthesis/evaluate"]["templates"] == ["synthesis/medmeta-paper/evaluate@v1"]
+    assert "mcq/direct@v1" in calls("pubmedqa")["answer"]["templates"]
+    assert "mcq/refine@v1" in calls("pubmedqa", "strategy=cot-refine")["answer"]["templates"]
+    conclusions = calls("factuality/m3-conclusions")
+    assert conclusions["answer"]["templates"] == ["factuality/conclusion@v1"]
+    assert "factuality/compare@v2" in conclusions["judge"]["templates"]
+
+    shown = ebmeval("show-prompt", "synthesis", "--task-arg", "workflow=negated-rag", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert (
+        "synthesis/negate (role negator, evidence): temperature=0.0, max_tokens=None, thinking_max_tokens=None;"
+        " templates: synthesis/negate@v1\n" in shown.stdout
+    )
+    mcq = ebmeval("show-prompt", "pubmedqa", cwd=tmp_path)
+    assert mcq.returncode == 0 and "max_tokens=32, thinking_max_tokens=4096; templates: question@v1," in mcq.stdout
+    monkeypatch.setenv("COLUMNS", "200")  # a terminal wide enough for the table not to cut the ids
+    table = ebmeval("describe", "synthesis", "--task-arg", "workflow=standard-rag", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith("│ rerank/llm-pointwise"))
+    assert [cell.strip() for cell in row.strip("│").split("│")][:6] == [
+        "rerank/llm-pointwise",
+        "model",
+        "verdict",
+        "rerank/llm-pointwise@v1",
+        "0.0",
+        "3",
+    ]
+
+
 def test_run_shows_its_progress_bar_on_stderr_unless_quiet(tmp_path: Path) -> None:
     args = ("run", "--task", "pubmedqa", "--model", "scripted:Answer: yes", "--limit", "2", "--no-cache")
     shown = ebmeval(*args, cwd=tmp_path)

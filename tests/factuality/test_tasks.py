@@ -10,6 +10,7 @@ from ebmeval.builtin_tasks.factuality import (
     load_m3_conclusions,
     validation_results,
 )
+from ebmeval.builtin_tasks.mcq_file import file_digest
 from ebmeval.factuality import assessments_from_run, label_claim, pairs_from_run
 from ebmeval.models import ChatMessage, GenerateConfig, Model, get_model
 from ebmeval.models._model import DegenerateReplyError
@@ -116,13 +117,41 @@ def test_the_factuality_scorers_are_registered_and_their_tasks_build_them_throug
     spec = {"version": "1", "args": {}, "templates": [], "roles": {}}  # as runs made before recorded them
     assert scorer_spec(scorers["factuality/labels"], {}) == {"name": "factuality/labels", **spec}
     assert scorer_spec(scorers["factuality/copying"], {}) == {"name": "factuality/copying", **spec}
-    human = {**spec, "name": "human/factuality", "args": {"annotator": "main", "labels": files["labels"]}}
+    digest = file_digest(files["labels"])
+    human = {**spec, "name": "human/factuality", "args": {"annotator": "main", "labels_digest": digest}}
     assert scorer_spec(scorers["human/factuality"], {}) == human
     assert scorer_spec(create_scorer("human/factuality", labels=files["labels"], annotator="main"), {}) == human
     assert is_binary_metric("factuality/labels", "direction") and is_binary_metric("human/factuality", "pico")
     assert not is_binary_metric("factuality/copying", "rouge1_target")
     rebuilt = with_scorer_args(summaries, {"human/factuality": {"annotator": "b"}}).scorers
-    assert scorer_spec(rebuilt[-1], {})["args"] == {"annotator": "b", "labels": files["labels"]}
+    assert scorer_spec(rebuilt[-1], {})["args"] == {"annotator": "b", "labels_digest": digest}
+
+
+def test_human_labels_are_one_score_set_whatever_path_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the spec held ``labels`` as given, so three spellings of one file were three score sets."""
+    from ebmeval.tasks import create_scorer, scorer_spec
+
+    files = write_summaries(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "labels.csv").write_bytes(Path(files["labels"]).read_bytes())
+    given = ["labels.csv", "./labels.csv", files["labels"], str(copy / "labels.csv")]
+    specs = [scorer_spec(create_scorer("human/factuality", labels=path), {}) for path in given]
+    assert all(spec == specs[0] for spec in specs)
+    Path(files["labels"]).write_text(Path(files["labels"]).read_text().replace("r2,1", "r2,0"))
+    assert scorer_spec(create_scorer("human/factuality", labels="labels.csv"), {}) != specs[0]
+
+
+def test_the_summaries_task_version_holds_the_sha256_of_each_file(tmp_path: Path) -> None:
+    """The digests ``factuality/summaries`` has always recorded: 16 hex digits of each file's bytes."""
+    import hashlib
+
+    files = write_summaries(tmp_path)
+    digests = [hashlib.sha256(Path(files[name]).read_bytes()).hexdigest()[:16] for name in files]
+    assert create_task("factuality/summaries", **files, judge=False).version == "2+" + "+".join(digests)
 
 
 @pytest.mark.local_model

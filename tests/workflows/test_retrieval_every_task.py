@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -184,3 +185,19 @@ def test_a_papers_prompt_set_shows_its_article_bare() -> None:
     prompt = render_prompts(task, 0)["direct"]
     assert "Article :\n" + task.dataset[0].documents[0].text[:40] in prompt and "<document" not in prompt
     assert '<document number="1"' in render_prompts(create_task("caremedeval", context="abstract"), 0)["direct"]
+
+
+def test_the_llm_reranker_of_any_task_is_a_declared_call_with_its_template(index: str) -> None:
+    """Before: its calls were listed as a judge's question without settings or template, and the inner
+    workflow's own calls were lost behind retrieval."""
+    from ebmeval.tasks import call_rows, task_calls
+
+    task = create_task("mirage/medqa", retrieval=index, rerank="llm")
+    rows = {row["call"]: row for row in call_rows(task)}
+    assert set(rows) == {"answer", "rerank/llm-pointwise"}
+    rerank = rows["rerank/llm-pointwise"]
+    assert (rerank["role"], rerank["max_tokens"], rerank["templates"]) == ("reranker", 3, ["rerank/llm-pointwise@v1"])
+    assert "mcq/direct@v1" in rows["answer"]["templates"]
+    negated = create_task("synthesis", workflow="negated-rag")
+    wrapped = RetrievalAugmented(negated.workflow, None, oracle=True)
+    assert task_calls(dataclasses.replace(negated, workflow=wrapped)) == task_calls(negated)

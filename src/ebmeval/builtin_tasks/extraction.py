@@ -85,6 +85,8 @@ class ExtractionWorkflow(FreeFormWorkflow):
         system_prompt: Sent as the system message when given.
     """
 
+    task_templates = (PROMPT,)
+
     def __init__(
         self,
         instruction: str,

@@ -18,7 +18,6 @@ Data card: ``docs/tasks/factuality.md``; data built by ``scripts/build_factualit
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from pathlib import Path
@@ -40,8 +39,10 @@ from ..factuality import (
 )
 from ..models import GenerateConfig, user
 from ..prompts import add_template
+from ..prompts import templates as prompt_templates
 from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
 from ._data import data_path, read_records
+from .mcq_file import file_digest
 
 M3_CLAIMS = "factuality_m3_claims.jsonl.gz"
 M3_REVIEWS = "factuality_m3_reviews.jsonl.gz"
@@ -144,6 +145,9 @@ def load_m3_conclusions() -> list[Sample]:
 class ClaimLabeller:
     """Workflow asking the model for a statement's direction and modality (the judge's labelling step)."""
 
+    templates = (prompt_templates.get("factuality/claim"), prompt_templates.get("factuality/retry"))
+    """The labelling prompt and its follow-up (:func:`~ebmeval.factuality.label_claim`)."""
+
     def __init__(self, scheme: Scheme) -> None:
         self.name = f"claim-labels/{scheme}"
         self.scheme: Scheme = scheme
@@ -239,6 +243,7 @@ class ConclusionWriter:
     """Zero-shot synthesis: the review conclusion from the listed evidence sentences."""
 
     name = "conclusion-zero-shot"
+    templates = (CONCLUSION,)
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Write the conclusion of ``sample``'s review."""
@@ -275,13 +280,6 @@ class GivenSummary:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """The summary read from the file; no model is called."""
         return WorkflowResult(output=str(sample.metadata["generated"]))
-
-
-def _file_digest(path: str) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    except OSError as exc:
-        raise DataError(path, f"cannot read: {exc.strerror}") from None
 
 
 def _given_samples(generated: dict[str, str], targets: str | None, source: str | None) -> list[Sample]:
@@ -326,6 +324,8 @@ class HumanFactuality:
 
         self.labels = labels
         found = read_human_labels(labels)
+        self.labels_digest = file_digest(labels)
+        """The labels' content digest: the score set's identity holds it, not the path naming them."""
         self.annotator = annotator or (found.annotators[0] if found.annotators else "")
         if self.annotator not in found.binary:
             known = ", ".join(found.annotators)
@@ -340,13 +340,15 @@ class HumanFactuality:
         return Score(values={k: None if v is None else float(v) for k, v in values.items()})
 
 
-@scorer("human/factuality", version="1", binary=(*BINARY_CATEGORIES, *DERIVED_CATEGORIES))
+@scorer("human/factuality", version="1", binary=(*BINARY_CATEGORIES, *DERIVED_CATEGORIES), non_identity=("labels",))
 def human_factuality(labels: str, annotator: str | None = None) -> HumanFactuality:
     """One annotator's factuality labels of each summary, read from ``labels``, as ``judge/factuality`` reports them.
 
     ``labels`` is any layout ``ebmeval factuality analyze --human`` reads; ``annotator`` names whose
     labels (default: the file's first annotator). Each metric is 1 (yes), 0 (no) or None where the
-    annotator gave no label; a summary the annotator did not label has every metric None.
+    annotator gave no label; a summary the annotator did not label has every metric None. The labels
+    are identified by their content, not their path: ``labels.csv``, ``./labels.csv``, its absolute
+    path and an identical copy give one score set, edited labels another.
 
     Metrics:
         population: 1 when the annotator marked the summary's population the same as the target's.
@@ -430,7 +432,7 @@ def given_summaries(
     if not judge and labels is None:
         raise ConfigError("judge", "with judge=false give labels=FILE: nothing would grade the summaries")
     samples = _given_samples(read_generated(generated), targets, source)
-    digests = [_file_digest(path) for path in (generated, targets, labels) if path]
+    digests = [file_digest(path, 16, named=False) for path in (generated, targets, labels) if path]
     scorers: list[Any] = [copying()]
     if judge:
         scorers.append(FactualityJudge(max_tokens=judge_max_tokens))

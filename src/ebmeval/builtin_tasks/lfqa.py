@@ -47,6 +47,8 @@ class LongFormAnswer(FreeFormWorkflow):
         max_tokens: Answer length budget (the reasoning strategies add room for the reasoning).
     """
 
+    task_templates = (PROMPT,)
+
     def __init__(self, system_prompt: str | None = None, strategy: Strategy = "direct", max_tokens: int = 512) -> None:
         super().__init__("answer", strategy, system_prompt=system_prompt, max_tokens=max_tokens)
 

@@ -157,16 +157,25 @@ def _options(raw: Any, place: RowPlace) -> dict[str, str]:
     raise place.error("expected a list of option texts or an object letter → text", field="options", value=raw)
 
 
-def file_digest(path: str | Path) -> str:
-    """A short sha256 of a file, or of every file of a folder (names and bytes, in name order), read in blocks."""
+def file_digest(path: str | Path, length: int = 12, *, named: bool = True) -> str:
+    """A short sha256 of a file, or of every file of a folder (names and bytes, in name order), read in blocks.
+
+    ``length`` hex digits are kept. ``named=False`` hashes a lone file's bytes alone, without the
+    empty name before them (the digests ``factuality/summaries`` records). A file that cannot be
+    read is a ``DataError`` naming it.
+    """
     source = Path(path)
     digest = hashlib.sha256()
     for file in sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]:
-        digest.update(str(file.relative_to(source) if source.is_dir() else "").encode() + b"\0")
-        with file.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()[:12]
+        if named:
+            digest.update(str(file.relative_to(source) if source.is_dir() else "").encode() + b"\0")
+        try:
+            with file.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError as exc:
+            raise DataError(file, f"cannot read: {exc.strerror}") from None
+    return digest.hexdigest()[:length]
 
 
 @task("mcq-file")

@@ -94,6 +94,7 @@ class ZeroShotReasoning:
     """One call with the ``medthink/zero-shot-cot`` prompt; the rationale goes to metadata."""
 
     name = "zero-shot-cot"
+    templates = (ZERO_SHOT_COT,)
 
     def __init__(self, max_tokens: int = MAX_TOKENS) -> None:
         self.generate_config = GenerateConfig(max_tokens=max_tokens)

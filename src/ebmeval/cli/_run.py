@@ -383,7 +383,7 @@ def show_prompt(
     typer.echo("=== model calls ===")
     for row in call_rows(built):
         settings = ", ".join(f"{k}={row[k]}" for k in ("temperature", "max_tokens", "thinking_max_tokens"))
-        typer.echo(f"{row['call']} (role {row['role']}, {row['purpose']}): {settings}")
+        typer.echo(f"{row['call']} (role {row['role']}, {row['purpose']}): {settings}; templates: {_templates(row)}")
 
 
 @app.command()
@@ -447,9 +447,16 @@ def _describe_calls(task: str, task_arg: list[str] | None, as_json: bool) -> Non
 
     from ..tables import Table
 
-    columns = ["call", "role", "purpose", "temperature", "max_tokens", "thinking_max_tokens", "about"]
+    settings = ["temperature", "max_tokens", "thinking_max_tokens"]
     title = "model calls (- : set where the call is made; override in a run config: steps: {CALL: {max_tokens: N}})"
-    table = Table(title, columns)
+    table = Table(title, ["call", "role", "purpose", "templates", *settings, "about"])
     for row in rows:
-        table.add(*("-" if row[c] is None else str(row[c]) for c in columns))
+        shown = ["-" if row[c] is None else str(row[c]) for c in settings]
+        table.add(str(row["call"]), str(row["role"]), str(row["purpose"]), _templates(row), *shown, str(row["about"]))
     Console().print(table.rich())
+
+
+def _templates(row: dict[str, object]) -> str:
+    """The template ids of a :func:`~ebmeval.tasks.call_rows` row, comma-separated, or ``-`` for none."""
+    ids = row["templates"]
+    return ", ".join(map(str, ids)) if isinstance(ids, list) and ids else "-"

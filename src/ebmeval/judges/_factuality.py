@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from ..models import GenerateConfig
 from ..prompts import add_judge_template
-from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ..tasks import JUDGE, Generation, Sample, SampleContext, Score, scorer
 from ._ask import ask
 from ._factuality_labels import (
     BINARY_CATEGORIES,
@@ -295,6 +295,8 @@ class FactualityJudge:
     """Labels a (target, generated) pair in the factuality schema with a judge model."""
 
     version = PROMPT_VERSION
+    call_templates: Final = {JUDGE.name: (CLAIM_PROMPT, COMPARE_PROMPT, RETRY_PROMPT)}
+    """The templates of its judge's questions (``ebmeval describe``); its ``version`` stands for them."""
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from .. import prompts
 from .._util.errors import ConfigError, DataError
 from ..models import GenerateConfig
-from ..tasks import Generation, Sample, SampleContext, Score, scorer
+from ..tasks import JUDGE, Generation, Sample, SampleContext, Score, scorer
 from ._ask import Attempt, ask
 from ._read import parse_counts, parse_verdict, parse_verdicts
 
@@ -108,6 +108,11 @@ class StepsWithReference(_StepJudge):
     def default_name(prompt: str) -> str:
         """``judge/steps-with-reference``, with ``@PROMPT`` for a prompt variant other than the first."""
         return "judge/steps-with-reference" + ("" if prompt == prompts.PROMPT_VARIANTS[0] else f"@{prompt}")
+
+    @property
+    def call_templates(self) -> dict[str, tuple[prompts.PromptTemplate, ...]]:
+        """Its judge questions' templates: the variant's and the strict follow-up (``ebmeval describe``)."""
+        return {JUDGE.name: (self.template, *self.templates)}
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Judge every expert step against the rationale."""

@@ -383,7 +383,10 @@ async def _execute(
     """Generate and score what is missing; the score sets of the task's scorers."""
     score_sets = register_scorers(store, run_id, task.scorers, models)
     held = _Held.read(store, run_id, score_sets)
-    todo = held.todo(samples, config.epochs, progress)
+    todo = held.pending(samples, config.epochs)
+    resumed = len(samples) * config.epochs - len(todo)  # finished before this invocation
+    progress.done += resumed
+    progress.resumed += resumed
     on_progress(progress)
     if todo:
         await _prepare(models)
@@ -426,18 +429,14 @@ class _Held:
         generated, stepped = store.done_generations(run_id), store.stepped(run_id)
         return cls(generated, stepped, {score_set.id: store.scored(run_id, score_set.id) for score_set in score_sets})
 
-    def todo(self, samples: Sequence[Sample], epochs: int, progress: Progress) -> list[tuple[Sample, int]]:
-        """The (sample, epoch) pairs still to generate or score; the finished ones are counted as resumed."""
-        todo: list[tuple[Sample, int]] = []
-        for epoch in range(epochs):
-            for sample in samples:
-                key = (sample.id, epoch)
-                if key in self.generated and all(key in done for done in self.scored.values()):
-                    progress.done += 1
-                    progress.resumed += 1
-                else:
-                    todo.append((sample, epoch))
-        return todo
+    def finished(self, key: tuple[str, int]) -> bool:
+        """Whether the (sample id, epoch) ``key`` was generated and scored by every score set."""
+        return key in self.generated and all(key in done for done in self.scored.values())
+
+    def pending(self, samples: Sequence[Sample], epochs: int) -> list[tuple[Sample, int]]:
+        """The (sample, epoch) pairs still to generate or score, epoch by epoch."""
+        pairs = [(sample, epoch) for epoch in range(epochs) for sample in samples]
+        return [(sample, epoch) for sample, epoch in pairs if not self.finished((sample.id, epoch))]
 
 
 @dataclass

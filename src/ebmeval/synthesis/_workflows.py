@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._util.errors import ConfigError, UsageError, require_at_least_one
 from ..judges import parse_field, parse_score
 from ..models import ChatMessage, GenerateConfig
-from ..prompts import RERANK_POINTWISE
+from ..prompts import RERANK_POINTWISE, PromptTemplate
 from ..tasks import Call, Document, RetrievedDocument, Sample, SampleContext, WorkflowResult
 from ._evidence import (
     MAP_CALL,
@@ -37,7 +37,7 @@ from ._evidence import (
     parse_questions,
 )
 from ._negation import CHECK_CALL, NEGATE_CALL, NegationStore, check_counts, negate_documents
-from ._prompts import EBMEVAL, PromptSet
+from ._prompts import EBMEVAL, MAP, NEGATION_CHECK, PromptSet
 
 if TYPE_CHECKING:
     from ..rag import CrossEncoderReranker, Retriever
@@ -109,15 +109,29 @@ def overflow_calls(overflow: OverflowPolicy) -> tuple[tuple[str, Call], ...]:
     return (("model", MAP_CALL),) if overflow == "map-reduce" else ()
 
 
+def overflow_templates(overflow: OverflowPolicy) -> dict[str, tuple[PromptTemplate, ...]]:
+    """The template of the map call that ``map-reduce`` adds, by call name."""
+    return {MAP_CALL.name: (MAP,)} if overflow == "map-reduce" else {}
+
+
 class _EvidenceWorkflow:
     """A workflow that fits study abstracts to the context window under an overflow policy, in a prompt set's words."""
 
-    def __init__(self, overflow: OverflowPolicy, prompts: PromptSet, calls: tuple[tuple[str, Call], ...] = ()) -> None:
+    def __init__(
+        self,
+        overflow: OverflowPolicy,
+        prompts: PromptSet,
+        templates: Mapping[str, tuple[PromptTemplate, ...]],
+        calls: tuple[tuple[str, Call], ...] = (),
+    ) -> None:
         self.overflow: OverflowPolicy = overflow
         self.prompts = prompts
         self.calls = (*calls, *overflow_calls(overflow))
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`): ``calls``,
         then the map call of ``map-reduce``."""
+        self.call_templates = {**templates, **overflow_templates(overflow)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`): ``templates``,
+        then the map call's under ``map-reduce``."""
 
 
 DEFAULT_K = 5
@@ -140,6 +154,8 @@ class ParametricZeroShot:
 
     def __init__(self, *, prompts: PromptSet = EBMEVAL) -> None:
         self.prompts = prompts
+        self.call_templates = {"answer": (prompts.zero_shot,)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``answer`` call."""
@@ -181,6 +197,9 @@ class ParametricCoT:
         self.prompts = prompts
         self.calls = (("evaluator", EVALUATE_CALL),)
         """The kinds of call beyond the answer's, by role (see :func:`~ebmeval.tasks.task_calls`)."""
+        answer = (prompts.plan, prompts.answer, prompts.draft, prompts.previous, prompts.replan)
+        self.call_templates = {"answer": answer, EVALUATE_CALL.name: (prompts.evaluate,)}
+        """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`)."""
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Run the feedback loop; the last draft is the answer."""
@@ -257,7 +276,7 @@ class GoldenRAG(_EvidenceWorkflow):
     name = "golden-rag"
 
     def __init__(self, *, overflow: OverflowPolicy = "truncate", prompts: PromptSet = EBMEVAL) -> None:
-        super().__init__(overflow, prompts)
+        super().__init__(overflow, prompts, {"answer": (prompts.synthesise,)})
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """One ``synthesise`` call (plus ``map/<j>`` calls under map-reduce)."""
@@ -284,7 +303,12 @@ class NegatedRAG(_EvidenceWorkflow):
     ) -> None:
         self._negations = negations if isinstance(negations, NegationStore) else None
         self._path = None if isinstance(negations, NegationStore) else negations
-        super().__init__(overflow, prompts, (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL)))
+        templates = {
+            "answer": (prompts.synthesise,),
+            NEGATE_CALL.name: (prompts.negate,),
+            CHECK_CALL.name: (NEGATION_CHECK,),
+        }
+        super().__init__(overflow, prompts, templates, (("negator", NEGATE_CALL), ("negation_checker", CHECK_CALL)))
 
     @property
     def negations(self) -> NegationStore:
@@ -348,7 +372,10 @@ class StandardRAG(_EvidenceWorkflow):
         from ..rag.rerank import RERANK_CALL
 
         reranks = rerank_top_n > 0
-        super().__init__(overflow, prompts, (("model", RERANK_CALL),) if reranks else ())
+        templates: dict[str, tuple[PromptTemplate, ...]] = {"answer": (prompts.plan, prompts.synthesise)}
+        if reranks:
+            templates[RERANK_CALL.name] = (RERANK_POINTWISE,)
+        super().__init__(overflow, prompts, templates, (("model", RERANK_CALL),) if reranks else ())
         self.pool = list(pool)
         self.k = k
         self.n_distractors = n_distractors
@@ -521,7 +548,7 @@ class Feasibility(_EvidenceWorkflow):
             "synthesis/feasibility", "answer", temperature=temperature, about="rates 0-5 whether the conclusion follows"
         )
         """The rating call; the run's settings override its temperature."""
-        super().__init__(overflow, prompts, (("model", self.call),))
+        super().__init__(overflow, prompts, {self.call.name: (prompts.feasibility,)}, (("model", self.call),))
         self.runs = runs
         self.temperature = temperature
 

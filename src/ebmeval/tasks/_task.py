@@ -15,9 +15,10 @@ from .._util.errors import ConfigError
 from .._util.options import check_options, signature_options
 from .._util.registry import Registry
 from ..models import GenerateConfig, Usage
+from ..prompts import PromptTemplate
 from ._calls import ANSWER, JUDGE, THINKING_BUDGET, Call
 from ._context import SampleContext
-from ._identity import ScorerDeclaration, declare, declared, describe_value, same_setting
+from ._identity import ScorerDeclaration, declare, declared, describe_value, same_setting, scorer_roles
 from ._sample import ParsedAnswer, RetrievedDocument, Sample
 from ._task_file import task_file
 
@@ -182,9 +183,40 @@ def task_calls(task: Task) -> list[tuple[str, Call]]:
     return found
 
 
+def templates_by_call(part: object, default: Call) -> dict[str, tuple[PromptTemplate, ...]]:
+    """Call name → the templates ``part`` (a workflow or scorer) renders the prompts of that call from.
+
+    Its ``call_templates`` (call name → templates), and for the ``default`` call where those do not
+    name it, its ``templates``: a workflow's answer, a scorer's judge question.
+    """
+    found: dict[str, tuple[PromptTemplate, ...]] = dict(getattr(part, "call_templates", {}))
+    own = getattr(part, "templates", ())
+    found.setdefault(default.name, tuple(t for t in own if isinstance(t, PromptTemplate)))
+    return found
+
+
+def call_templates(task: Task, role: str, call: Call) -> list[str]:
+    """The ids (``name@vN``) of the templates of ``call`` played by ``role``.
+
+    Those the workflow declares for it, and those of the scorers that call ``role`` (see :func:`templates_by_call`).
+    """
+    parts = [
+        templates_by_call(task.workflow, ANSWER),
+        *(templates_by_call(s, JUDGE) for s in task.scorers if role in scorer_roles(s)),
+    ]
+    return list(dict.fromkeys(t.id for part in parts for t in part.get(call.name, ())))
+
+
 def call_rows(task: Task) -> list[dict[str, object]]:
-    """:func:`task_calls` as ``ebmeval describe`` and ``show-prompt`` show them (see :meth:`Call.row`)."""
-    return [call.row(role, task.generate_config, task.thinking_config()) for role, call in task_calls(task)]
+    """:func:`task_calls` as ``ebmeval describe`` and ``show-prompt`` show them (see :meth:`Call.row`).
+
+    Each row adds ``templates``: the ids of the templates the call's prompts are rendered from.
+    """
+    answer, thinking = task.generate_config, task.thinking_config()
+    return [
+        {**call.row(role, answer, thinking), "templates": call_templates(task, role, call)}
+        for role, call in task_calls(task)
+    ]
 
 
 TaskFactory = Callable[..., Task]

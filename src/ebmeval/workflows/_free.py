@@ -40,6 +40,9 @@ class FreeFormWorkflow(QAWorkflow):
         max_tokens: Reply budget of ``direct``; the reasoning strategies add ``REASONING_MAX_TOKENS``.
     """
 
+    task_templates: tuple[PromptTemplate, ...] = ()
+    """The templates :meth:`task_prompt` renders (their versions are in :meth:`prompt_shaping`)."""
+
     def __init__(
         self,
         step: str,
@@ -59,6 +62,11 @@ class FreeFormWorkflow(QAWorkflow):
         self.name = step if strategy == "direct" else f"{step}/{strategy}"
         extra: dict[str, tuple[PromptTemplate, ...]] = {"cot": (FREE_COT,), "cot-refine": (FREE_COT, FREE_REFINE)}
         self.templates = (CONTEXT, DOCUMENT, *extra.get(strategy, ()))
+
+    @property
+    def call_templates(self) -> dict[str, tuple[PromptTemplate, ...]]:
+        """The answer's templates: the strategy's and the task prompt's (see :func:`~ebmeval.tasks.call_rows`)."""
+        return {"answer": (*self.templates, *self.task_templates)}
 
     @abstractmethod
     def task_prompt(self, sample: Sample) -> str:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Literal
 
 from .._util.errors import ConfigError, require_at_least_one
 from ..models import ChatMessage
-from ..prompts import RERANK_POINTWISE
+from ..prompts import RERANK_POINTWISE, PromptTemplate
 from ..tasks import (
+    Call,
     Document,
     RetrievedDocument,
     Sample,
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 LLM_RERANKER = "llm"
 """The ``rerank`` value naming the LLM pointwise reranker (the model in role ``reranker``, else the model)."""
+LLM_RERANK_ROLE = "reranker"
+"""The role that plays the LLM pointwise reranker (the model under evaluation unless the run names another)."""
 
 QueryMode = Literal["question", "question+options"]
 
@@ -76,6 +79,11 @@ class RetrievalAugmented:
     depth: int | None = None
     """Candidates retrieved for the reranker (``None`` without one: ``k``)."""
     name: str = dataclasses.field(init=False)
+    calls: tuple[tuple[str, Call], ...] = dataclasses.field(init=False)
+    """The inner workflow's kinds of call beyond the answer's, and the reranker's (see
+    :func:`~ebmeval.tasks.task_calls`)."""
+    call_templates: dict[str, tuple[PromptTemplate, ...]] = dataclasses.field(init=False)
+    """The inner workflow's templates by call name, and the reranker's (see :func:`~ebmeval.tasks.call_rows`)."""
 
     def __post_init__(self) -> None:
         if self.retriever is None and not self.oracle:
@@ -83,6 +91,18 @@ class RetrievalAugmented:
         if self.reranker is None and not self.llm_rerank:
             self.depth = None
         self.name = f"{self.inner.name}+{'oracle' if self.oracle else 'retrieval'}"
+        self.calls = tuple(getattr(self.inner, "calls", ()))
+        self.call_templates = dict(getattr(self.inner, "call_templates", {}))
+        if self.llm_rerank:
+            from ..rag.rerank import RERANK_CALL
+
+            self.calls = (*self.calls, (LLM_RERANK_ROLE, RERANK_CALL))
+            self.call_templates[RERANK_CALL.name] = (RERANK_POINTWISE,)
+
+    @property
+    def templates(self) -> tuple[PromptTemplate, ...]:
+        """The inner workflow's templates: its answer's, which retrieval grounds in other documents."""
+        return tuple(getattr(self.inner, "templates", ()))
 
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Retrieve (or replay the recorded retrieval), then answer over the documents."""
@@ -129,7 +149,7 @@ class RetrievalAugmented:
         if self.llm_rerank:
             from ..rag import LLMPointwiseReranker
 
-            role = "reranker" if "reranker" in ctx.models else "model"
+            role = LLM_RERANK_ROLE if LLM_RERANK_ROLE in ctx.models else "model"
             reranker = LLMPointwiseReranker(ctx, top_n=len(hits), role=role)
         if reranker is None:
             return hits
@@ -197,7 +217,7 @@ def with_retrieval(
         depth=rerank_depth,
     )
     metadata = {**task.metadata, "retrieval": {"index": retrieval, "k": k, "query": query, "rerank": rerank}}
-    roles = task.roles if rerank != LLM_RERANKER or "reranker" in task.roles else (*task.roles, "reranker")
+    roles = task.roles if rerank != LLM_RERANKER or LLM_RERANK_ROLE in task.roles else (*task.roles, LLM_RERANK_ROLE)
     retrieving = dataclasses.replace(task, workflow=workflow, metadata=metadata, roles=roles)
     return identified_by_content(retrieving, {"retrieval": index_hash(retrieval), "rerank": reranker_identity(rerank)})
 
