@@ -33,10 +33,6 @@ class WordOverlap(IndexedRetriever[WordOverlapOptions]):
         return (text.lower() if self.options.lowercase else text).split()
 
     @classmethod
-    def options_type(cls) -> type[WordOverlapOptions]:
-        return WordOverlapOptions
-
-    @classmethod
     def build(
         cls,
         documents: Sequence[Document],

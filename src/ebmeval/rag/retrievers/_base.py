@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -127,19 +127,27 @@ class SavedIndex(Generic[OptionsT]):
 class IndexedRetriever(ABC, Generic[OptionsT]):
     """A retriever over a fixed corpus whose index can be saved as plain arrays and loaded back.
 
-    Its build settings are one :class:`RetrieverOptions` dataclass (:meth:`options_type`); what
-    it built with is :attr:`options`, whose recorded fields are the index's :meth:`params`.
+    Its build settings are one :class:`RetrieverOptions` dataclass, the type parameter of its base
+    (``class BM25Retriever(IndexedRetriever[BM25Options])``); what it built with is :attr:`options`,
+    whose recorded fields are the index's :meth:`params`.
     """
 
     documents: Sequence[Document]
     """The indexed corpus, in index order."""
     options: OptionsT
     """The settings the index was built with (as it applies them: what :meth:`params` records)."""
+    _options_type: ClassVar[type[Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is IndexedRetriever and isinstance(typing.get_args(base)[0], type):
+                cls._options_type = typing.get_args(base)[0]
 
     @classmethod
-    @abstractmethod
     def options_type(cls) -> type[OptionsT]:
-        """The dataclass of this retriever's build settings."""
+        """The dataclass of this retriever's build settings: ``O`` of its base ``IndexedRetriever[O]``."""
+        return cls._options_type
 
     @classmethod
     @abstractmethod
@@ -213,11 +221,14 @@ retrievers: Registry[type[IndexedRetriever[Any]]] = Registry("retriever")
 
 
 def retriever(name: str) -> Callable[[type[IndexedRetriever[Any]]], type[IndexedRetriever[Any]]]:
-    """Register an :class:`IndexedRetriever` subclass under ``name``; one with abstract methods left is refused."""
+    """Register an :class:`IndexedRetriever` subclass under ``name`` (refused while abstract or without options)."""
     add = retrievers.register(name)
 
     def register(cls: type[IndexedRetriever[Any]]) -> type[IndexedRetriever[Any]]:
-        if missing := sorted(getattr(cls, "__abstractmethods__", ())):
+        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        if not hasattr(cls, "_options_type"):
+            missing.append("options_type (subclass IndexedRetriever[YourOptions])")
+        if missing:
             raise TypeError(f"retriever '{name}' ({cls.__qualname__}) does not implement {', '.join(missing)}")
         return add(cls)
 

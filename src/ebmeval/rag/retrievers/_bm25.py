@@ -112,11 +112,6 @@ class BM25Retriever(IndexedRetriever[BM25Options]):
         self._stem = _stemmer(options.stemmer)
 
     @classmethod
-    def options_type(cls) -> type[BM25Options]:
-        """:class:`BM25Options`."""
-        return BM25Options
-
-    @classmethod
     def build(
         cls, documents: Sequence[Document], options: BM25Options | None = None, *, progress: ProgressFn | None = None
     ) -> Self:

@@ -355,11 +355,6 @@ class DenseRetriever(IndexedRetriever[DenseOptions]):
             self.use_graph(graph)
         self._report = report or {}
 
-    @classmethod
-    def options_type(cls) -> type[DenseOptions]:
-        """:class:`DenseOptions`."""
-        return DenseOptions
-
     def use_graph(self, graph: Any) -> None:
         """Search with the faiss index ``graph`` (its search breadth set from this retriever's parameters)."""
         if self.options.index == "hnsw":

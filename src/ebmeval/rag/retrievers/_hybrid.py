@@ -92,11 +92,6 @@ class HybridRetriever(IndexedRetriever[HybridOptions]):
         self.options = replace(given, components=tuple((name, built.params()) for name, built in self.components))
 
     @classmethod
-    def options_type(cls) -> type[HybridOptions]:
-        """:class:`HybridOptions`."""
-        return HybridOptions
-
-    @classmethod
     def build(
         cls, documents: Sequence[Document], options: HybridOptions | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
