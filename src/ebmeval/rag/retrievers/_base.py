@@ -56,9 +56,9 @@ def setting(default: Any, *, recorded: bool = True, omit_default: bool = False) 
     """A field of :class:`RetrieverOptions` with its default and how an index records it.
 
     ``recorded=False``: the setting changes how an index is built (device, batch size, memory) but
-    not the index, or the retriever records it itself, so :meth:`RetrieverOptions.params` leaves
-    it out. ``omit_default=True``: recorded only when not ``default`` (a setting added later, so
-    indexes built before it keep their parameters and identity).
+    not the index, so :meth:`RetrieverOptions.params` leaves it out. ``omit_default=True``:
+    recorded only when not ``default`` (a setting added later, so indexes built before it keep
+    their parameters and identity).
     """
     return field(default=default, metadata={"recorded": recorded, "omit_default": omit_default})
 
