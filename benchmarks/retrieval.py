@@ -223,7 +223,7 @@ def dense_speed(data: Path, cache: Path, n_encode: int) -> dict[str, Any]:
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from ebmeval.rag.retrievers import DenseRetriever, Encoder, bundled_encoder_path, index_text
+    from ebmeval.rag.retrievers import DenseOptions, DenseRetriever, Encoder, bundled_encoder_path, index_text
 
     # real-length abstracts: every fifth of the first real passages, which are the PubMed abstracts
     sample = [index_text(d) for d in real_passages(data)[::5][:n_encode]]
@@ -265,10 +265,9 @@ def dense_speed(data: Path, cache: Path, n_encode: int) -> dict[str, Any]:
     search["hnsw_recall_at_10_vs_flat"] = float(
         np.mean([len(set(a) & set(e)) / 10 for a, e in zip(approx, exact, strict=True)])
     )
-    options = dict(model=None, hnsw_m=32, ef_construction=80, ef_search=128, query_prefix="", document_prefix="")
     stand_in = [None] * emb.shape[0]  # documents are not read by search()
-    ours_flat = DenseRetriever(encoder, stand_in, emb, index="flat", **options)
-    ours_hnsw = DenseRetriever(encoder, stand_in, emb, index="hnsw", graph=hnsw, **options)
+    ours_flat = DenseRetriever(encoder, stand_in, emb, DenseOptions(index="flat"))
+    ours_hnsw = DenseRetriever(encoder, stand_in, emb, DenseOptions(index="hnsw"), graph=hnsw)
     pairs = {
         "flat": (lambda: flat.search(qvec, 10), lambda: ours_flat.search(qvec, 10)),
         "hnsw": (lambda: hnsw.search(qvec, 10), lambda: ours_hnsw.search(qvec, 10)),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ebmeval._util.errors import ConfigError, MissingDependencyError
-from ebmeval.rag.retrievers import BM25Retriever, index_text
+from ebmeval.rag.retrievers import BM25Options, BM25Retriever, index_text
 from ebmeval.tasks import Document
 
 
@@ -36,7 +36,7 @@ def lucene_bm25(docs: list[Document], query: str, k1: float, b: float) -> list[f
 
 @pytest.mark.parametrize(("k1", "b"), [(1.5, 0.75), (0.9, 0.4), (2.0, 1.0)])
 def test_scores_match_the_formula(corpus: list[Document], k1: float, b: float) -> None:
-    retriever = BM25Retriever.build(corpus, k1=k1, b=b, stemmer=None, stopwords=None)
+    retriever = BM25Retriever.build(corpus, BM25Options(k1=k1, b=b, stemmer=None, stopwords=None))
     for query in ["statins reduce cardiovascular events", "aspirin for prevention", "treatment of diabetes"]:
         assert retriever.scores(query) == pytest.approx(lucene_bm25(corpus, query, k1, b), rel=1e-5)
 
@@ -52,7 +52,7 @@ def test_retrieve_ranks_and_drops_non_matching(corpus: list[Document]) -> None:
 
 def test_stemming_and_stopwords(corpus: list[Document]) -> None:
     stemmed = BM25Retriever.build(corpus)
-    plain = BM25Retriever.build(corpus, stemmer=None, stopwords=None)
+    plain = BM25Retriever.build(corpus, BM25Options(stemmer=None, stopwords=None))
     # "vaccinations" only matches "vaccination" after stemming
     assert [h.document.id for h in stemmed.retrieve(["vaccinations"], 3)[0]] == ["d5"]
     assert plain.retrieve(["vaccinations"], 3) == [[]]
@@ -68,7 +68,7 @@ def test_k_larger_than_corpus_and_batch(corpus: list[Document]) -> None:
 
 
 def test_save_and_load_memory_mapped(corpus: list[Document], tmp_path: Path) -> None:
-    retriever = BM25Retriever.build(corpus, k1=1.2, stemmer="english")
+    retriever = BM25Retriever.build(corpus, BM25Options(k1=1.2, stemmer="english"))
     retriever.save(tmp_path)
     loaded = BM25Retriever.load(tmp_path, corpus, retriever.params())
     assert isinstance(loaded.model.scores["data"], np.memmap)
@@ -79,7 +79,7 @@ def test_save_and_load_memory_mapped(corpus: list[Document], tmp_path: Path) -> 
 
 def test_bad_options(corpus: list[Document]) -> None:
     with pytest.raises(ConfigError, match="no stemmer for 'klingon'"):
-        BM25Retriever.build(corpus, stemmer="klingon")
+        BM25Retriever.build(corpus, BM25Options(stemmer="klingon"))
     with pytest.raises(ConfigError, match="empty corpus"):
         BM25Retriever.build([])
 

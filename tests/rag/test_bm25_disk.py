@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ebmeval.rag import build_index, load_index
-from ebmeval.rag.retrievers import BM25Retriever
+from ebmeval.rag.retrievers import BM25Options, BM25Retriever
 from ebmeval.rag.retrievers._bm25_disk import TermTable, _TermWriter, build_bm25_arrays
 from ebmeval.tasks import Document
 
@@ -49,7 +49,7 @@ def columns(folder: Path) -> dict[str, tuple[list[int], list[float]]]:
 @pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
 def test_streamed_arrays_equal_in_memory_arrays(method: str, tmp_path: Path) -> None:
     docs = zipf_corpus(3000)
-    memory = BM25Retriever.build(docs, method=method, k1=1.2, b=0.7)
+    memory = BM25Retriever.build(docs, BM25Options(method=method, k1=1.2, b=0.7))
     memory.save(tmp_path / "memory")
     streamed = build_bm25_arrays(
         (f"{d.title}\n{d.text}" if d.title else d.text for d in docs),
@@ -80,7 +80,7 @@ def test_streamed_arrays_equal_in_memory_arrays(method: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("method", ["lucene", "bm25+"])
 def test_streamed_index_answers_like_the_in_memory_one(method: str, tmp_path: Path) -> None:
     docs = zipf_corpus(2000, seed=1)
-    memory = BM25Retriever.build(docs, method=method)
+    memory = BM25Retriever.build(docs, BM25Options(method=method))
     build_index(docs, tmp_path / "ix", "bm25", method=method, memory_mb=1)
     streamed = load_index(tmp_path / "ix")
     rng = np.random.default_rng(2)

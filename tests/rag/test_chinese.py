@@ -34,10 +34,10 @@ def test_chinese_bm25_finds_a_word_inside_a_longer_run_of_characters() -> None:
 
 
 def test_chinese_bm25_on_disk_equals_in_memory(tmp_path: Path) -> None:
-    from ebmeval.rag.retrievers import BM25Retriever
+    from ebmeval.rag.retrievers import BM25Options, BM25Retriever
 
-    memory = BM25Retriever.build(ZH, tokenizer="zh", stemmer=None, stopwords=None)
-    disk = BM25Retriever.build_on_disk(ZH, tmp_path / "ix", tokenizer="zh", stemmer=None, stopwords=None)
+    memory = BM25Retriever.build(ZH, BM25Options(tokenizer="zh", stemmer=None, stopwords=None))
+    disk = BM25Retriever.build_on_disk(ZH, tmp_path / "ix", BM25Options(tokenizer="zh", stemmer=None, stopwords=None))
     assert disk.params() == memory.params() and disk.params()["tokenizer"] == "zh"
     for query in ("二甲双胍", "降低血糖", "疫苗"):
         assert disk.retrieve([query], 3) == memory.retrieve([query], 3)

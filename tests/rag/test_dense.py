@@ -10,7 +10,14 @@ import pytest
 
 from ebmeval._util.errors import ConfigError, MissingDependencyError
 from ebmeval.rag import IndexMismatchError, build_index, load_index
-from ebmeval.rag.retrievers import BUNDLED_ENCODER_ID, DenseRetriever, Encoder, index_text, model_fingerprint
+from ebmeval.rag.retrievers import (
+    BUNDLED_ENCODER_ID,
+    DenseOptions,
+    DenseRetriever,
+    Encoder,
+    index_text,
+    model_fingerprint,
+)
 from ebmeval.tasks import Document
 
 pytest.importorskip("sentence_transformers")
@@ -46,7 +53,7 @@ def test_loading_prints_no_progress_bar_and_leaves_the_setting_alone(
 
 @pytest.mark.parametrize("index", ["flat", "hnsw"])
 def test_retrieval_is_cosine_ranking(tiny_encoder: Path, corpus: list[Document], index: str) -> None:
-    retriever = DenseRetriever.build(corpus, model=str(tiny_encoder), index=index)  # type: ignore[arg-type]
+    retriever = DenseRetriever.build(corpus, DenseOptions(model=str(tiny_encoder), index=index))  # type: ignore[arg-type]
     query = "statins and cholesterol"
     [hits] = retriever.retrieve([query], k=5)
     assert [h.document.id for h in hits] == exact_ranking(retriever.encoder, corpus, query)
@@ -60,7 +67,9 @@ def test_retrieval_is_cosine_ranking(tiny_encoder: Path, corpus: list[Document],
 def test_prefixes_reach_the_encoder(
     tiny_encoder: Path, corpus: list[Document], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    retriever = DenseRetriever.build(corpus, model=str(tiny_encoder), query_prefix="query: ", document_prefix="doc: ")
+    retriever = DenseRetriever.build(
+        corpus, DenseOptions(model=str(tiny_encoder), query_prefix="query: ", document_prefix="doc: ")
+    )
     sent: list[str] = []
     encode = retriever.encoder.encode
 
@@ -85,7 +94,7 @@ def test_index_roundtrip(tiny_encoder: Path, corpus: list[Document], tmp_path: P
     loaded = load_index(tmp_path / "ix", corpus=corpus)
     assert isinstance(loaded, DenseRetriever)
     assert isinstance(loaded.embeddings, np.memmap)
-    built = DenseRetriever.build(corpus, model=str(tiny_encoder), index=index)  # type: ignore[arg-type]
+    built = DenseRetriever.build(corpus, DenseOptions(model=str(tiny_encoder), index=index))  # type: ignore[arg-type]
     query = ["influenza vaccine in the elderly"]
     assert [h.document.id for h in loaded.retrieve(query, 3)[0]] == [h.document.id for h in built.retrieve(query, 3)[0]]
 
@@ -115,7 +124,7 @@ def test_moved_encoder_is_refused(tiny_encoder: Path, corpus: list[Document], tm
 
 def test_bad_options(tiny_encoder: Path, corpus: list[Document], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown index type 'ivf'"):
-        DenseRetriever.build(corpus, model=str(tiny_encoder), index="ivf")  # type: ignore[arg-type]
+        DenseRetriever.build(corpus, DenseOptions(model=str(tiny_encoder), index="ivf"))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="not a sentence-transformers model folder"):
         Encoder(tmp_path)
 
@@ -125,7 +134,7 @@ def test_missing_faiss_names_the_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "faiss", None)
     with pytest.raises(MissingDependencyError, match="faiss-cpu") as info:
-        DenseRetriever.build(corpus, model=str(tiny_encoder))
+        DenseRetriever.build(corpus, DenseOptions(model=str(tiny_encoder)))
     assert info.value.extra == "rag"
 
 

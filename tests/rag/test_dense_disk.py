@@ -18,7 +18,7 @@ from ebmeval._util.errors import ConfigError
 from ebmeval.rag import build_index, load_index
 from ebmeval.rag.corpus import write_store
 from ebmeval.rag.index import read_manifest
-from ebmeval.rag.retrievers import DenseRetriever
+from ebmeval.rag.retrievers import DenseOptions, DenseRetriever
 from ebmeval.rag.retrievers._dense_disk import recall_at_k, rerank_exact
 from ebmeval.tasks import Document
 
@@ -35,7 +35,7 @@ def varied_corpus(n: int) -> list[Document]:
 
 def test_flat_built_through_shards_equals_the_in_memory_build(tiny_encoder: Path, tmp_path: Path) -> None:
     docs = varied_corpus(230)
-    memory = DenseRetriever.build(docs, model=str(tiny_encoder))
+    memory = DenseRetriever.build(docs, DenseOptions(model=str(tiny_encoder)))
     manifest = build_index(docs, tmp_path / "ix", "dense", model=str(tiny_encoder), shard_size=50)
     assert manifest.params["index"] == "flat" and manifest.report == {}
     assert not (tmp_path / "ix" / "shards").exists()  # shards are removed once the matrix is written
@@ -66,10 +66,10 @@ def test_ivfpq_records_recall_against_exact_search(tiny_encoder: Path, tmp_path:
     del raw["params"]["rerank"]
     (tmp_path / "ix" / "manifest.json").write_text(json.dumps(raw))
     loaded = load_index(tmp_path / "ix")
-    assert isinstance(loaded, DenseRetriever) and loaded.rerank == 0 and loaded.embeddings is None
+    assert isinstance(loaded, DenseRetriever) and loaded.options.rerank == 0 and loaded.embeddings is None
     assert isinstance(loaded, DenseRetriever) and loaded.graph.nprobe == 16
     # the recorded recall is what the loaded index achieves on those queries
-    exact = DenseRetriever.build(docs, model=str(tiny_encoder))
+    exact = DenseRetriever.build(docs, DenseOptions(model=str(tiny_encoder)))
     assert exact.embeddings is not None
     sample = np.sort(np.random.default_rng(1).choice(3000, 100, False))
     queries = exact.embeddings[sample]
@@ -92,8 +92,10 @@ def test_reranked_ivfpq_returns_the_exact_top_k(tiny_encoder: Path, tmp_path: Pa
     # PQ scores alone miss neighbours; re-scoring 200 candidates exactly finds all of them
     assert report["recall_at_10_without_rerank"] < 0.95 and report["recall_at_10"] == 1.0, report
     loaded = load_index(tmp_path / "ix")
-    assert isinstance(loaded, DenseRetriever) and loaded.rerank == 20 and isinstance(loaded.embeddings, np.memmap)
-    exact = DenseRetriever.build(docs, model=str(tiny_encoder))
+    assert (
+        isinstance(loaded, DenseRetriever) and loaded.options.rerank == 20 and isinstance(loaded.embeddings, np.memmap)
+    )
+    exact = DenseRetriever.build(docs, DenseOptions(model=str(tiny_encoder)))
     assert exact.embeddings is not None
     queries = exact.embeddings[np.random.default_rng(2).choice(3000, 50, False)]
     truth_scores, truth = exact.search(queries, 10)

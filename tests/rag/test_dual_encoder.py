@@ -10,7 +10,7 @@ import pytest
 
 from ebmeval.rag import build_index, load_index
 from ebmeval.rag.corpus import write_store
-from ebmeval.rag.retrievers import DenseRetriever, Encoder, IndexMismatchError
+from ebmeval.rag.retrievers import DenseOptions, DenseRetriever, Encoder, IndexMismatchError
 from ebmeval.tasks import Document
 
 pytest.importorskip("faiss")
@@ -67,7 +67,7 @@ def test_changed_query_encoder_is_refused(
 
 
 def test_single_encoder_index_keeps_its_parameters(tiny_encoder: Path, corpus: list[Document]) -> None:
-    params = DenseRetriever.build(corpus, model=str(tiny_encoder)).params()
+    params = DenseRetriever.build(corpus, DenseOptions(model=str(tiny_encoder))).params()
     assert "pooling" not in params and "query_model" not in params and "query_encoder" not in params
 
 

@@ -8,7 +8,7 @@ import pytest
 from ebmeval._util.errors import ConfigError
 from ebmeval.rag import build_index, load_index, multi_query_retrieve, reciprocal_rank_fusion
 from ebmeval.rag.fusion import fusion
-from ebmeval.rag.retrievers import BM25Retriever, HybridRetriever
+from ebmeval.rag.retrievers import BM25Retriever, HybridOptions, HybridRetriever
 from ebmeval.tasks import Document, RetrievedDocument
 
 
@@ -43,7 +43,7 @@ def test_multi_query_fuses_each_group_in_one_batch() -> None:
 
 def test_hybrid_fuses_components(tiny_encoder: Path, corpus: list[Document]) -> None:
     components: list[tuple[str, dict[str, Any]]] = [("bm25", {}), ("dense", {"model": str(tiny_encoder)})]
-    hybrid = HybridRetriever.build(corpus, components=components, depth=5)
+    hybrid = HybridRetriever.build(corpus, HybridOptions(components=components, depth=5))
     query = "aspirin bleeding"
     lexical = hybrid.components[0][1].retrieve([query], 5)[0]
     dense = hybrid.components[1][1].retrieve([query], 5)[0]
@@ -65,7 +65,7 @@ def test_hybrid_index_roundtrip(tiny_encoder: Path, corpus: list[Document], tmp_
     loaded = load_index(tmp_path / "ix", corpus=corpus)
     assert isinstance(loaded, HybridRetriever)
     assert loaded.params()["components"][0] == ["bm25", manifest.params["components"][0][1]]
-    built = HybridRetriever.build(corpus, components=components, fusion="weighted", weights=[0.3, 0.7])
+    built = HybridRetriever.build(corpus, HybridOptions(components=components, fusion="weighted", weights=[0.3, 0.7]))
     query = ["statin therapy"]
     assert [h.document.id for h in loaded.retrieve(query, 4)[0]] == [h.document.id for h in built.retrieve(query, 4)[0]]
 
@@ -73,13 +73,13 @@ def test_hybrid_index_roundtrip(tiny_encoder: Path, corpus: list[Document], tmp_
 def test_hybrid_bad_configuration(corpus: list[Document]) -> None:
     bm25 = BM25Retriever.build(corpus)
     with pytest.raises(ConfigError, match="2 weights for 1"):
-        HybridRetriever([("bm25", bm25)], corpus, weights=[1.0, 2.0])
+        HybridRetriever([("bm25", bm25)], corpus, HybridOptions(weights=[1.0, 2.0]))
     with pytest.raises(ConfigError, match="another hybrid"):
-        HybridRetriever.build(corpus, components=[("hybrid", {})])
+        HybridRetriever.build(corpus, HybridOptions(components=[("hybrid", {})]))
     with pytest.raises(ConfigError, match="retriever 'bm25' takes no such option"):
-        HybridRetriever.build(corpus, components=[("bm25", {"model": "x"})])
+        HybridRetriever.build(corpus, HybridOptions(components=[("bm25", {"model": "x"})]))
 
 
 def test_hybrid_on_disk_refuses_a_hybrid_component(corpus: list[Document], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="field 'components': a hybrid retriever cannot contain another hybrid"):
-        HybridRetriever.build_on_disk(corpus, tmp_path, components=[("hybrid", {})])
+        HybridRetriever.build_on_disk(corpus, tmp_path, HybridOptions(components=[("hybrid", {})]))

@@ -7,6 +7,7 @@ import json
 import shutil
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -30,12 +31,12 @@ from ..corpus import (
 )
 from ..retrievers import (
     SHARDS_FILE,
-    DenseRetriever,
+    DenseOptions,
     Encoder,
     IndexedRetriever,
     IndexMismatchError,
     Retriever,
-    check_options,
+    RetrieverOptions,
     retrievers,
 )
 from ._manifest import FORMAT_VERSION, MANIFEST_FILE, ArrayInfo, CorpusFiles, IndexManifest
@@ -102,28 +103,26 @@ class _CheckedCorpus(DocumentStore):
                 )
 
 
-def _ray_encoder(
-    corpus: Sequence[Document] | str | Path,
-    cls: type[IndexedRetriever],
-    options: dict[str, Any],
-    address: str | None,
-    workers: int | None,
-) -> Any:
-    if not issubclass(cls, DenseRetriever):
+def _on_ray(
+    corpus: Sequence[Document] | str | Path, options: RetrieverOptions, address: str | None, workers: int | None
+) -> DenseOptions:
+    """``options`` whose shards a pool of encoder actors on Ray encodes."""
+    if not isinstance(options, DenseOptions):
         raise ConfigError("engine", "the ray engine encodes dense indexes; bm25 builds in one stream on one machine")
     if not isinstance(corpus, str | Path):
         raise ConfigError("corpus", "the ray engine reads a corpus folder (from `ebmeval corpus ingest`), not a list")
     from ._ray import ray_shard_encoder
 
-    return ray_shard_encoder(
+    encode = ray_shard_encoder(
         Path(corpus).resolve(),
-        model=options.get("model"),
-        batch_size=options.get("batch_size", 64),
-        document_prefix=options.get("document_prefix", ""),
+        model=options.model,
+        batch_size=options.batch_size,
+        document_prefix=options.document_prefix,
         address=address,
         workers=workers,
-        pooling=options.get("pooling", "model"),
+        pooling=options.pooling,
     )
+    return replace(options, encode=encode)
 
 
 def _unfinished(folder: Path) -> bool:
@@ -153,15 +152,14 @@ def _clear_output(folder: Path, corpus: Sequence[Document] | str | Path, overwri
 
 def _with_engine(
     engine: str,
-    options: dict[str, Any],
+    options: RetrieverOptions,
     corpus: Sequence[Document] | str | Path,
-    cls: type[IndexedRetriever],
     ray_address: str | None,
     ray_workers: int | None,
-) -> dict[str, Any]:
+) -> RetrieverOptions:
     """``options`` for building with ``engine``: as given for ``local``, with an encoder pool for ``ray``."""
     if engine == "ray":
-        return {**options, "encode": _ray_encoder(corpus, cls, options, ray_address, ray_workers)}
+        return _on_ray(corpus, options, ray_address, ray_workers)
     if engine != "local":
         raise ConfigError("engine", f"unknown engine {engine!r}; choose 'local' or 'ray'")
     return options
@@ -180,15 +178,19 @@ def _checked_store(corpus: Sequence[Document] | str | Path, folder: Path) -> tup
 
 
 def _build_checked(
-    corpus: Sequence[Document] | str | Path, folder: Path, cls: type[IndexedRetriever], options: dict[str, Any]
-) -> tuple[IndexedRetriever, _CheckedCorpus, str]:
+    corpus: Sequence[Document] | str | Path,
+    folder: Path,
+    cls: type[IndexedRetriever[Any]],
+    options: RetrieverOptions,
+    progress: Callable[[int, int], None] | None,
+) -> tuple[IndexedRetriever[Any], _CheckedCorpus, str]:
     """Build ``cls`` over ``corpus`` into ``folder``; returns it, the checked corpus store and its manifest path.
 
     A failed build removes ``folder``, unless it holds finished embedding shards (kept for the next attempt).
     """
     try:
         store, corpus_path = _checked_store(corpus, folder)
-        built = cls.build_on_disk(store, folder, **options)
+        built = cls.build_on_disk(store, folder, options, progress=progress)
         store.finish()
     except BaseException:
         if not _unfinished(folder):
@@ -207,7 +209,7 @@ def _array_infos(folder: Path) -> dict[str, ArrayInfo]:
 
 
 def _manifest(
-    retriever: str, built: IndexedRetriever, store: DocumentStore, corpus_path: str, folder: Path
+    retriever: str, built: IndexedRetriever[Any], store: DocumentStore, corpus_path: str, folder: Path
 ) -> IndexManifest:
     """The manifest of ``built``, the ``retriever`` index just written into ``folder`` from ``store``."""
     return IndexManifest(
@@ -257,12 +259,9 @@ def build_index(
     folder = Path(output)
     _clear_output(folder, corpus, overwrite)
     cls = retrievers.get(retriever)
-    options = check_options(retriever, cls.disk_options(), options)
-    if progress is not None and cls.reports_progress():
-        options["progress"] = progress
-    options = _with_engine(engine, options, corpus, cls, ray_address, ray_workers)
+    settings = _with_engine(engine, cls.options_type().read(retriever, options), corpus, ray_address, ray_workers)
     folder.mkdir(parents=True, exist_ok=True)
-    built, store, corpus_path = _build_checked(corpus, folder, cls, options)
+    built, store, corpus_path = _build_checked(corpus, folder, cls, settings, progress)
     manifest = _manifest(retriever, built, store, corpus_path, folder)
     (folder / MANIFEST_FILE).write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     return manifest
@@ -329,7 +328,7 @@ def load_index(
     *,
     corpus: Sequence[Document] | str | Path | None = None,
     encoder: Encoder | str | Path | None = None,
-) -> IndexedRetriever:
+) -> IndexedRetriever[Any]:
     """Open the index at ``path``; arrays and documents are memory-mapped.
 
     The documents are read from the corpus folder the manifest names (or ``corpus``: a

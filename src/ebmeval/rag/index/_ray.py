@@ -70,7 +70,7 @@ def ray_shard_encoder(
     workers: int | None,
     pooling: Pooling = "model",
 ) -> Callable[[Iterable[str], Shards, int], None]:
-    """The ``encode`` hook of :meth:`DenseRetriever.build_on_disk` that encodes the missing shards on Ray.
+    """The ``encode`` option of a disk build (:class:`DenseOptions`) that encodes the missing shards on Ray.
 
     Connects to the cluster at ``address`` (``None``: start a local Ray runtime) and uses
     ``workers`` encoder actors (default: one per GPU when the cluster has GPUs, else one per

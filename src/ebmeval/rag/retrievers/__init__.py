@@ -1,20 +1,23 @@
-"""Retrievers: the :class:`Retriever` protocol, BM25, dense and hybrid retrievers, and their registry."""
+"""Retrievers: the :class:`Retriever` protocol, BM25, dense and hybrid retrievers, their options, and registry."""
 
 from ._base import (
     IndexedRetriever,
     IndexMismatchError,
     Retriever,
-    check_options,
+    RetrieverOptions,
+    SavedIndex,
     get_retriever,
     index_text,
     ranked_results,
     retriever,
     retrievers,
+    setting,
 )
 from ._batching import BatchingRetriever
-from ._bm25 import BM25Method, BM25Retriever
+from ._bm25 import BM25Method, BM25Options, BM25Retriever
 from ._dense import (
     BUNDLED_ENCODER_ID,
+    DenseOptions,
     DenseRetriever,
     Encoder,
     EncoderInfo,
@@ -24,7 +27,7 @@ from ._dense import (
     model_fingerprint,
 )
 from ._dense_disk import SHARDS_FILE, Shards, write_shard
-from ._hybrid import HybridRetriever, multi_query_retrieve
+from ._hybrid import HybridOptions, HybridRetriever, multi_query_retrieve
 
 __all__ = [
     "write_shard",
@@ -33,18 +36,22 @@ __all__ = [
     "BUNDLED_ENCODER_ID",
     "BM25Method",
     "BatchingRetriever",
+    "BM25Options",
     "BM25Retriever",
+    "DenseOptions",
     "DenseRetriever",
     "Encoder",
     "EncoderInfo",
+    "HybridOptions",
     "HybridRetriever",
     "IndexMismatchError",
     "IndexType",
     "Pooling",
     "IndexedRetriever",
     "Retriever",
+    "RetrieverOptions",
+    "SavedIndex",
     "bundled_encoder_path",
-    "check_options",
     "get_retriever",
     "index_text",
     "model_fingerprint",
@@ -52,4 +59,5 @@ __all__ = [
     "ranked_results",
     "retriever",
     "retrievers",
+    "setting",
 ]

@@ -1,18 +1,19 @@
-"""The retriever protocol, the base class of persistable retrievers, and their registry."""
+"""The retriever protocol, the base class of persistable retrievers and of their options, and their registry."""
 
 from __future__ import annotations
 
-import inspect
+import typing
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from ..._util.errors import ConfigError, DataError
-from ..._util.options import check_options as typed_options
+from ..._util.options import read_option
 from ..._util.registry import Registry
 from ...tasks import Document, RetrievedDocument
 
@@ -47,49 +48,139 @@ def ranked_results(
     ]
 
 
-class IndexedRetriever(ABC):
-    """A retriever over a fixed corpus whose index can be saved as plain arrays and loaded back."""
+ProgressFn = Callable[[int, int], None]
+"""Called with (documents encoded so far, total)."""
+
+
+def setting(default: Any, *, recorded: bool = True, omit_default: bool = False) -> Any:
+    """A field of :class:`RetrieverOptions` with its default and how an index records it.
+
+    ``recorded=False``: the setting changes how an index is built (device, batch size, memory) but
+    not the index, so :meth:`RetrieverOptions.params` leaves it out. ``omit_default=True``:
+    recorded only when not ``default`` (a setting added later, so indexes built before it keep
+    their parameters and identity).
+    """
+    return field(default=default, metadata={"recorded": recorded, "omit_default": omit_default})
+
+
+@dataclass(frozen=True)
+class RetrieverOptions:
+    """A retriever's build settings, declared once as the fields of a frozen dataclass.
+
+    A subclass checks its values in ``__post_init__``; :meth:`params` is what an index records
+    and :meth:`from_params` reads it back; :meth:`read` takes options by name, typed by the fields
+    (``--option KEY=VALUE`` text included).
+    """
+
+    def params(self) -> dict[str, Any]:
+        """The recorded fields by name, in declaration order (see :func:`setting`)."""
+        return {
+            spec.name: getattr(self, spec.name)
+            for spec in fields(self)
+            if spec.metadata.get("recorded", True)
+            and not (spec.metadata.get("omit_default") and getattr(self, spec.name) == spec.default)
+        }
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Self:
+        """The options an index recorded as ``params`` (unrecorded settings take their defaults; other keys ignored)."""
+        recorded = [spec.name for spec in fields(cls) if spec.metadata.get("recorded", True)]
+        return cls(**{name: params[name] for name in recorded if name in params})
+
+    @classmethod
+    def read(cls, retriever: str, options: Mapping[str, Any]) -> Self:
+        """``options`` of the retriever named ``retriever``, each read and checked by its field's type.
+
+        Raises :class:`ConfigError` naming ``retriever.<option>`` for an option that is not a field
+        (listing the fields) or a value of the wrong type (command-line text is read by the
+        declared type, see :mod:`ebmeval._util.options`).
+        """
+        types = typing.get_type_hints(cls)
+        names = [spec.name for spec in fields(cls)]
+        for key in options:
+            if key not in names:
+                raise ConfigError(
+                    f"retriever.{key}", f"retriever '{retriever}' takes no such option (options: {', '.join(names)})"
+                )
+        return cls(**{key: read_option(types[key], value, f"retriever.{key}") for key, value in options.items()})
+
+
+OptionsT = TypeVar("OptionsT", bound=RetrieverOptions)
+
+
+@dataclass(frozen=True)
+class SavedIndex(Generic[OptionsT]):
+    """An index on disk as :meth:`IndexedRetriever.load` opens it."""
+
+    folder: Path
+    """The folder :meth:`IndexedRetriever.save` (or a disk build) wrote."""
+    documents: Sequence[Document]
+    """The indexed corpus, in index order."""
+    params: dict[str, Any]
+    """The parameters the index recorded (its options, plus what the retriever records itself)."""
+    options: OptionsT
+    """``params`` read into the retriever's options."""
+    encoder: Encoder | None
+    """An encoder replacing the recorded one (dense indexes; it must be the same model)."""
+
+
+class IndexedRetriever(ABC, Generic[OptionsT]):
+    """A retriever over a fixed corpus whose index can be saved as plain arrays and loaded back.
+
+    Its build settings are one :class:`RetrieverOptions` dataclass, the type parameter of its base
+    (``class BM25Retriever(IndexedRetriever[BM25Options])``); what it built with is :attr:`options`,
+    whose recorded fields are the index's :meth:`params`.
+    """
 
     documents: Sequence[Document]
     """The indexed corpus, in index order."""
+    options: OptionsT
+    """The settings the index was built with (as it applies them: what :meth:`params` records)."""
+    _options_type: ClassVar[type[Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if typing.get_origin(base) is IndexedRetriever and isinstance(typing.get_args(base)[0], type):
+                cls._options_type = typing.get_args(base)[0]
+
+    @classmethod
+    def options_type(cls) -> type[OptionsT]:
+        """The dataclass of this retriever's build settings: ``O`` of its base ``IndexedRetriever[O]``."""
+        return cls._options_type
 
     @classmethod
     @abstractmethod
-    def build(cls, *args: Any, **params: Any) -> Self:
-        """Index ``documents`` (the first argument) in memory; ``params`` are the retriever's options."""
+    def build(
+        cls, documents: Sequence[Document], options: OptionsT | None = None, *, progress: ProgressFn | None = None
+    ) -> Self:
+        """Index ``documents`` in memory with ``options`` (default: the defaults of :meth:`options_type`).
+
+        ``progress(done, total)`` is told of the documents encoded, by retrievers that encode.
+        """
 
     @classmethod
-    def build_on_disk(cls, *args: Any, **params: Any) -> Self:
-        """Index ``documents`` (first argument) writing the arrays into ``folder`` (second); returns the retriever.
+    def build_on_disk(
+        cls, documents: Sequence[Document], folder: Path, options: OptionsT, *, progress: ProgressFn | None = None
+    ) -> Self:
+        """Index ``documents`` with ``options`` writing the arrays into ``folder``; returns the retriever.
 
         The default builds in memory and saves; retrievers whose index outgrows memory
         (``bm25``, ``dense``) override it to stream.
         """
-        documents, folder = args
-        built = cls.build(documents, **params)
+        built = cls.build(documents, options, progress=progress)
         built.save(folder)
         return built
 
-    @classmethod
-    def disk_options(cls) -> Callable[..., Any]:
-        """The callable whose keyword-only parameters are this retriever's options when built on disk."""
-        return cls.build_on_disk if "build_on_disk" in vars(cls) else cls.build
-
-    @classmethod
-    def reports_progress(cls) -> bool:
-        """Whether its disk build takes ``progress``, a ``(done, total)`` callback of the documents encoded."""
-        return "progress" in inspect.signature(cls.disk_options()).parameters
-
-    @abstractmethod
     def params(self) -> dict[str, Any]:
-        """The build parameters, JSON-serialisable; ``load`` receives them back."""
+        """The build parameters, JSON-serialisable; :meth:`load` receives them back."""
+        return self.options.params()
 
     @abstractmethod
     def save(self, folder: Path) -> None:
         """Write the index arrays (``.npy``, plus small JSON files) into ``folder``; not the documents."""
 
     @classmethod
-    @abstractmethod
     def load(
         cls,
         folder: Path,
@@ -98,11 +189,19 @@ class IndexedRetriever(ABC):
         *,
         encoder: Encoder | None = None,
     ) -> Self:
-        """Open an index written by :meth:`save`, memory-mapping its arrays.
+        """Open an index written by :meth:`save` or :meth:`build_on_disk`, memory-mapping its arrays.
 
-        ``encoder`` replaces the encoder recorded in ``params`` (dense indexes); it must
-        be the same model, or loading is refused.
+        ``params`` (what :meth:`params` returned) are read into :meth:`options_type`; ``encoder``
+        replaces the encoder recorded in ``params`` (dense indexes); it must be the same model,
+        or loading is refused.
         """
+        options = cls.options_type().from_params(params)
+        return cls.open(SavedIndex(folder, documents, params, options, encoder))
+
+    @classmethod
+    @abstractmethod
+    def open(cls, saved: SavedIndex[OptionsT]) -> Self:
+        """The retriever over the index ``saved`` (what :meth:`load` leaves to each retriever)."""
 
     @abstractmethod
     def retrieve(self, queries: list[str], k: int) -> list[list[RetrievedDocument]]:
@@ -117,35 +216,30 @@ class IndexedRetriever(ABC):
         return {}
 
 
-retrievers: Registry[type[IndexedRetriever]] = Registry("retriever")
+retrievers: Registry[type[IndexedRetriever[Any]]] = Registry("retriever")
 """Built-in and user retrievers by namespaced id (``bm25``, ``dense/minilm``, ``hybrid`` …)."""
 
 
-def retriever(name: str) -> Callable[[type[IndexedRetriever]], type[IndexedRetriever]]:
-    """Register an :class:`IndexedRetriever` subclass under ``name``."""
-    return retrievers.register(name)
+def retriever(name: str) -> Callable[[type[IndexedRetriever[Any]]], type[IndexedRetriever[Any]]]:
+    """Register an :class:`IndexedRetriever` subclass under ``name`` (refused while abstract or without options)."""
+    add = retrievers.register(name)
+
+    def register(cls: type[IndexedRetriever[Any]]) -> type[IndexedRetriever[Any]]:
+        missing = sorted(getattr(cls, "__abstractmethods__", ()))
+        if not hasattr(cls, "_options_type"):
+            missing.append("options_type (subclass IndexedRetriever[YourOptions])")
+        if missing:
+            raise TypeError(f"retriever '{name}' ({cls.__qualname__}) does not implement {', '.join(missing)}")
+        return add(cls)
+
+    return register
 
 
-def check_options(name: str, build: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` read and checked by the types of ``build``'s keyword-only parameters.
-
-    Raises :class:`ConfigError` for an option ``build`` does not take or a value of the wrong type
-    (command-line text is read by the declared type, see :mod:`ebmeval._util.options`).
-    """
-    accepted = [p for p, spec in inspect.signature(build).parameters.items() if spec.kind == spec.KEYWORD_ONLY]
-    for key in options:
-        if key not in accepted:
-            raise ConfigError(
-                f"retriever.{key}", f"retriever '{name}' takes no such option (options: {', '.join(accepted)})"
-            )
-    return typed_options(build, options, kind="retriever", name=name, prefix="retriever")
-
-
-def get_retriever(name: str, documents: Sequence[Document], **options: Any) -> IndexedRetriever:
+def get_retriever(name: str, documents: Sequence[Document], **options: Any) -> IndexedRetriever[Any]:
     """Build the registered retriever ``name`` over ``documents`` in memory.
 
     Raises ``UnknownNameError`` for an unknown name and :class:`ConfigError` for an
-    option the retriever does not take.
+    option the retriever does not take (see :meth:`RetrieverOptions.read`).
     """
     cls = retrievers.get(name)
-    return cls.build(documents, **check_options(name, cls.build, options))
+    return cls.build(documents, cls.options_type().read(name, options))

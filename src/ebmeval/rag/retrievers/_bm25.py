@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar, get_args
 
 import numpy as np
 import numpy.typing as npt
 
 from ..._util.errors import ConfigError, MissingDependencyError
 from ...tasks import Document, RetrievedDocument
-from ._base import IndexedRetriever, index_text, ranked_results, retriever
+from ._base import (
+    IndexedRetriever,
+    ProgressFn,
+    RetrieverOptions,
+    SavedIndex,
+    index_text,
+    ranked_results,
+    retriever,
+    setting,
+)
 from ._bm25_disk import DEFAULT_MEMORY_MB, TermTable, Tokenizer, bm25_tokenize, build_bm25_arrays
-
-if TYPE_CHECKING:
-    from ._dense import Encoder
 
 _Setting = TypeVar("_Setting", str | None, str | list[str] | None)
 
@@ -55,21 +62,38 @@ def _stemmer(language: str | None) -> Callable[[list[str]], list[str]] | None:
     return words
 
 
-def _params(
-    k1: float,
-    b: float,
-    method: BM25Method,
-    stemmer: str | None,
-    stopwords: str | list[str] | None,
-    tokenizer: Tokenizer,
-) -> dict[str, Any]:
-    """An index's recorded parameters; ``tokenizer`` only when not ``word``, so earlier indexes keep their identity."""
-    params = {"k1": k1, "b": b, "method": method, "stemmer": stemmer, "stopwords": stopwords}
-    return params | ({"tokenizer": tokenizer} if tokenizer != "word" else {})
+@dataclass(frozen=True)
+class BM25Options(RetrieverOptions):
+    """Settings of a ``bm25`` index.
+
+    Values that switch a setting off on the command line (``None``, ``null``, ``none``, ``off``,
+    empty) are ``None`` for ``stemmer`` and ``stopwords``.
+    """
+
+    k1: float = 1.5
+    """Saturates term frequency."""
+    b: float = 0.75
+    """Normalises document length."""
+    method: BM25Method = "lucene"
+    """The BM25 variant (Kamphuis et al. 2020)."""
+    stemmer: str | None = "english"
+    """A Snowball language (PyStemmer), or ``None``."""
+    stopwords: str | list[str] | None = "en"
+    """``"en"``, a list of words, or ``None``."""
+    tokenizer: Tokenizer = setting("word", omit_default=True)
+    """``word``, or ``zh`` (Chinese word segmentation); recorded only when not ``word``."""
+    memory_mb: int = setting(DEFAULT_MEMORY_MB, recorded=False)
+    """About how much memory a disk build uses; it changes how the work is cut, not the index."""
+
+    def __post_init__(self) -> None:
+        if self.method not in get_args(BM25Method):
+            raise ConfigError("method", f"unknown BM25 variant {self.method!r}")
+        object.__setattr__(self, "stemmer", switched_off(self.stemmer))
+        object.__setattr__(self, "stopwords", switched_off(self.stopwords))
 
 
 @retriever("bm25")
-class BM25Retriever(IndexedRetriever):
+class BM25Retriever(IndexedRetriever[BM25Options]):
     r"""Okapi BM25 over word tokens.
 
     With the default Lucene variant the score of document ``d`` for query ``q`` is
@@ -81,108 +105,58 @@ class BM25Retriever(IndexedRetriever):
     with the query (score 0) are not returned.
     """
 
-    def __init__(
-        self,
-        model: Any,
-        documents: Sequence[Document],
-        *,
-        k1: float,
-        b: float,
-        method: BM25Method,
-        stemmer: str | None,
-        stopwords: str | list[str] | None,
-        tokenizer: Tokenizer = "word",
-    ) -> None:
+    def __init__(self, model: Any, documents: Sequence[Document], options: BM25Options) -> None:
         self.model = model
         self.documents = documents
-        self.k1 = k1
-        self.b = b
-        self.method: BM25Method = method
-        self.stemmer = stemmer
-        self.stopwords = stopwords
-        self.tokenizer: Tokenizer = tokenizer
-        self._stem = _stemmer(stemmer)
+        self.options = options
+        self._stem = _stemmer(options.stemmer)
 
     @classmethod
     def build(
-        cls,
-        documents: Sequence[Document],
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        method: BM25Method = "lucene",
-        stemmer: str | None = "english",
-        stopwords: str | list[str] | None = "en",
-        tokenizer: Tokenizer = "word",
-        show_progress: bool = False,
+        cls, documents: Sequence[Document], options: BM25Options | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
-        """Index ``documents``.
-
-        ``k1`` saturates term frequency, ``b`` normalises length, ``method`` picks the BM25
-        variant (Kamphuis et al. 2020), ``stemmer`` is a Snowball language or ``None``,
-        ``stopwords`` is ``"en"``, a list of words, or ``None``; ``tokenizer`` is ``word`` or
-        ``zh`` (Chinese word segmentation).
-        """
-        if not documents:
-            raise ConfigError("documents", "cannot index an empty corpus")
+        """Index ``documents`` in memory (``progress`` is not called: nothing is encoded)."""
+        options = options or BM25Options()
+        _check_corpus(documents)
         bm25s = _bm25s()
-        stemmer, stopwords = switched_off(stemmer), switched_off(stopwords)
-        texts = [index_text(d) for d in documents]
-        tokens = bm25_tokenize(texts, tokenizer, stopwords=stopwords, stem=_stemmer(stemmer))
-        model = bm25s.BM25(k1=k1, b=b, method=method)
-        model.index(tokens, show_progress=show_progress)
-        return cls(
-            model, documents, k1=k1, b=b, method=method, stemmer=stemmer, stopwords=stopwords, tokenizer=tokenizer
+        tokens = bm25_tokenize(
+            [index_text(d) for d in documents],
+            options.tokenizer,
+            stopwords=options.stopwords,
+            stem=_stemmer(options.stemmer),
         )
+        model = bm25s.BM25(k1=options.k1, b=options.b, method=options.method)
+        model.index(tokens, show_progress=False)
+        return cls(model, documents, options)
 
     @classmethod
     def build_on_disk(
-        cls,
-        documents: Sequence[Document],
-        folder: Path,
-        *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        method: BM25Method = "lucene",
-        stemmer: str | None = "english",
-        stopwords: str | list[str] | None = "en",
-        tokenizer: Tokenizer = "word",
-        memory_mb: int = DEFAULT_MEMORY_MB,
+        cls, documents: Sequence[Document], folder: Path, options: BM25Options, *, progress: ProgressFn | None = None
     ) -> Self:
         """Index ``documents`` in one stream into ``folder`` with about ``memory_mb`` MiB, then open it memory-mapped.
 
         The arrays equal those :meth:`build` followed by :meth:`save` writes (same scores,
         same top-k); see :func:`~ebmeval.rag.retrievers._bm25_disk.build_bm25_arrays`.
-        ``memory_mb`` changes how the work is cut, not the result, so it is not a parameter
-        of the index.
         """
-        if not documents:
-            raise ConfigError("documents", "cannot index an empty corpus")
-        if method not in ("robertson", "lucene", "atire", "bm25l", "bm25+"):
-            raise ConfigError("method", f"unknown BM25 variant {method!r}")
+        _check_corpus(documents)
         _bm25s()
-        stemmer, stopwords = switched_off(stemmer), switched_off(stopwords)
         build_bm25_arrays(
             (index_text(d) for d in documents),
             folder,
-            k1=k1,
-            b=b,
-            method=method,
-            stopwords=stopwords,
-            stem=_stemmer(stemmer),
-            tokenizer=tokenizer,
-            memory_mb=memory_mb,
+            k1=options.k1,
+            b=options.b,
+            method=options.method,
+            stopwords=options.stopwords,
+            stem=_stemmer(options.stemmer),
+            tokenizer=options.tokenizer,
+            memory_mb=options.memory_mb,
         )
-        return cls.load(folder, documents, _params(k1, b, method, stemmer, stopwords, tokenizer))
-
-    def params(self) -> dict[str, Any]:
-        """Build parameters (``tokenizer`` only when not the default, so earlier indexes keep their identity)."""
-        return _params(self.k1, self.b, self.method, self.stemmer, self.stopwords, self.tokenizer)
+        return cls.open(SavedIndex(folder, documents, options.params(), options, None))
 
     def tokenize(self, queries: list[str]) -> list[list[str]]:
         """Queries as the index's tokens (same tokenizer, lower-casing, stopwords and stemming as the documents)."""
         tokens: list[list[str]] = bm25_tokenize(
-            queries, self.tokenizer, stopwords=self.stopwords, stem=self._stem, return_ids=False
+            queries, self.options.tokenizer, stopwords=self.options.stopwords, stem=self._stem, return_ids=False
         )
         return tokens
 
@@ -211,14 +185,7 @@ class BM25Retriever(IndexedRetriever):
         self.model.save(str(folder), show_progress=False)
 
     @classmethod
-    def load(
-        cls,
-        folder: Path,
-        documents: Sequence[Document],
-        params: dict[str, Any],
-        *,
-        encoder: Encoder | None = None,
-    ) -> Self:
+    def open(cls, saved: SavedIndex[BM25Options]) -> Self:
         """Open the arrays memory-mapped.
 
         The vocabulary of a streamed build (a :class:`TermTable`) is memory-mapped too; one
@@ -226,11 +193,17 @@ class BM25Retriever(IndexedRetriever):
         read whole, as bm25s does.
         """
         bm25s = _bm25s()
-        if (folder / "vocab.index.json").exists():
-            model = bm25s.BM25.load(str(folder), mmap=True, load_corpus=False, show_progress=False)
-            return cls(model, documents, **params)
-        model = bm25s.BM25.load(str(folder), mmap=True, load_vocab=False, load_corpus=False, show_progress=False)
-        model.vocab_dict = TermTable(folder)
+        folder = str(saved.folder)
+        if (saved.folder / "vocab.index.json").exists():
+            model = bm25s.BM25.load(folder, mmap=True, load_corpus=False, show_progress=False)
+            return cls(model, saved.documents, saved.options)
+        model = bm25s.BM25.load(folder, mmap=True, load_vocab=False, load_corpus=False, show_progress=False)
+        model.vocab_dict = TermTable(saved.folder)
         if model.nonoccurrence_array is not None:
-            model.nonoccurrence_array = np.load(folder / "nonoccurrence_array.index.npy", mmap_mode="r")
-        return cls(model, documents, **params)
+            model.nonoccurrence_array = np.load(saved.folder / "nonoccurrence_array.index.npy", mmap_mode="r")
+        return cls(model, saved.documents, saved.options)
+
+
+def _check_corpus(documents: Sequence[Document]) -> None:
+    if not documents:
+        raise ConfigError("documents", "cannot index an empty corpus")

