@@ -291,6 +291,24 @@ def test_a_new_version_of_the_rerankers_or_conclusion_writers_template_is_anothe
     assert create_task("factuality/m3-conclusions").version != conclusions
 
 
+def test_a_new_version_of_the_negation_check_is_another_negated_rag_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the check's prompt entered no identity, so a reworded check resumed the old run's verdicts."""
+    import dataclasses
+
+    import ebmeval.synthesis._workflows as synthesis
+
+    negated = synthesis_identity(tmp_path, workflow="negated-rag")
+    golden = synthesis_identity(tmp_path, workflow="golden-rag")
+    check = synthesis.NEGATION_CHECK
+    task = create_task("synthesis", items=["m3-26258610"], text_metrics=False, workflow="negated-rag")
+    assert task.metadata["prompts"][check.name] == check.version
+    monkeypatch.setattr(synthesis.NegatedRAG, "templates", (dataclasses.replace(check, version=check.version + 1),))
+    assert synthesis_identity(tmp_path, workflow="negated-rag") != negated
+    assert synthesis_identity(tmp_path, workflow="golden-rag") == golden
+
+
 def test_synthesis_options_the_workflow_does_not_use_leave_the_run_id_and_are_said_ignored(tmp_path: Path) -> None:
     import ebmeval.builtin_tasks.synthesis  # noqa: F401  (registers the task)
     from ebmeval._util.hashing import stable_hash

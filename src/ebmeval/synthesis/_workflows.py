@@ -293,6 +293,8 @@ class NegatedRAG(_EvidenceWorkflow):
     """golden-rag on abstracts whose findings the ``negator`` model has inverted."""
 
     name = "negated-rag"
+    templates: tuple[PromptTemplate, ...] = (NEGATION_CHECK,)
+    """The templates it asks with beyond its prompt set's: the negation check's."""
 
     def __init__(
         self,
