@@ -12,7 +12,7 @@ import pytest
 from ebmeval import create_task
 from ebmeval._util.options import option_docs, plain, signature_options
 from ebmeval.builtin_tasks._mcq import MCQ_OPTIONS, MCQData, mcq_factory, mcq_task
-from ebmeval.builtin_tasks._options import OPTION_DOCS, OPTION_PARAMETERS, document_options
+from ebmeval.builtin_tasks._options import OPTION_DOCS, document_options
 from ebmeval.builtin_tasks.pubmedqa import pubmedqa
 from ebmeval.tasks import Sample, task_registry
 from ebmeval.workflows import Strategy
@@ -46,15 +46,6 @@ def test_every_passed_on_option_is_an_option_of_mcq_task_with_a_description() ->
     assert set(MCQ_OPTIONS) <= set(OPTION_DOCS)
 
 
-def test_a_declared_option_has_the_type_and_default_mcq_task_gives_it() -> None:
-    hints = typing.get_type_hints(mcq_task)
-    parameters = inspect.signature(mcq_task).parameters
-    assert set(MCQ_OPTIONS) <= set(OPTION_PARAMETERS)
-    for name in MCQ_OPTIONS:
-        declared = OPTION_PARAMETERS[name]
-        assert (declared.annotation, declared.default) == (hints[name], parameters[name].default), name
-
-
 SIGNATURES = {
     "pubmedqa": "setting strategy=direct thinking system_prompt answer_from unparsed answer_format",
     "medthink": "layout strategy=cot thinking system_prompt unparsed answer_format",
@@ -71,10 +62,11 @@ def test_an_mcq_factory_offers_its_own_and_the_named_shared_options_in_order(nam
     options = signature_options(task_registry.get(name))
     shown = [f"{key}={p.default}" if key == "strategy" else key for key, p in options.items()]
     assert shown == SIGNATURES[name].split()
-    for key in set(options) & set(OPTION_PARAMETERS):
-        declared = OPTION_PARAMETERS[key]
-        assert options[key].annotation == declared.annotation and options[key].kind is declared.kind
-        assert key == "strategy" or options[key].default == declared.default
+    hints, declared = typing.get_type_hints(mcq_task), inspect.signature(mcq_task).parameters
+    for key in set(options) & set(MCQ_OPTIONS):
+        assert options[key].annotation == hints[key], key
+        assert options[key].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        assert key == "strategy" or options[key].default == declared[key].default
 
 
 def _build(size: int = 2, prompt_set: str = "default") -> MCQData:
@@ -110,8 +102,14 @@ def test_mcq_factory_splits_a_call_between_build_and_the_shared_options() -> Non
     ("options", "defaults", "error"),
     [
         (("strategy", "bogus"), {}, "'bogus' is neither a shared option nor a parameter of its own"),
-        (("thinking",), {"strategy": "cot"}, "a default for 'strategy', a shared option it does not offer"),
-        (("size",), {"size": 3}, "a default for 'size', a shared option it does not offer"),
+        (("thinking",), {"strategy": "cot"}, "'strategy' is not a shared option it offers, so it takes no default"),
+        (("size",), {"size": 3}, "'size' is not a shared option it offers, so it takes no default"),
+        (
+            ("strategy",),
+            {"strategy": "cott"},
+            r"a bad default \(field 'strategy': expected 'direct' \| 'cot' \| 'cot-refine', got 'cott'\)",
+        ),
+        (("unparsed",), {"unparsed": 0}, r"a bad default \(field 'unparsed': expected .*, got 0\)"),
     ],
 )
 def test_mcq_factory_refuses_an_option_it_cannot_declare(

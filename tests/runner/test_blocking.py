@@ -34,6 +34,14 @@ def test_a_blocking_twin_has_the_parameters_and_docstring_of_its_async_function(
     assert doc.endswith(inspect.getdoc(coroutine_function) or "?")
 
 
+def test_arguments_that_do_not_bind_are_refused_in_the_blocking_twins_name() -> None:
+    """The words Python gives ``run()`` itself, not ``arun()``'s."""
+    with pytest.raises(TypeError, match=r"^run\(\) got an unexpected keyword argument 'foo'$"):
+        run(None, foo=1)  # type: ignore[arg-type, call-arg]
+    with pytest.raises(TypeError, match=r"^rescore\(\) takes 4 positional arguments but 5 were given$"):
+        rescore("a", "b", [], {}, 3)  # type: ignore[call-arg]
+
+
 async def test_inside_a_running_event_loop_rescore_names_its_async_twin(tmp_path: Path) -> None:
     store = tmp_path / "runs.sqlite"
     config = RunConfig.model_validate({"task": "toy", "store": str(store), "cache": False})

@@ -35,12 +35,17 @@ def synchronous(function: Callable[P, Coroutine[Any, Any, T]], name: str, instea
     raises ``UsageError`` naming ``instead``). Its docstring is ``function``'s, after a paragraph
     saying it is the blocking form; ``inspect.signature`` gives ``function``'s parameters.
     """
+    short = name.rpartition(".")[2]
 
     @functools.wraps(function)
     def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
-        return run_blocking(function(*args, **kwargs), name, instead)
+        try:
+            main = function(*args, **kwargs)
+        except TypeError as exc:  # arguments that do not bind: Python's words, naming this function
+            raise TypeError(str(exc).replace(f"{function.__qualname__}()", f"{short}()", 1)) from None
+        return run_blocking(main, name, instead)
 
-    blocking.__name__ = blocking.__qualname__ = name.rpartition(".")[2]
+    blocking.__name__ = blocking.__qualname__ = short
     blocking.__doc__ = (
         f"The blocking form of :func:`{function.__name__}`, for code outside an event loop; inside a running one\n"
         f"(a notebook) it raises ``UsageError``: use ``{instead}`` there.\n\n"

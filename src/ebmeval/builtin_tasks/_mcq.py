@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._util.errors import ConfigError
+from .._util.options import read_option
 from ..prompts import DEFAULT as DEFAULT_PROMPTS
 from ..prompts import PromptSet
 from ..scorers import AnswerFormat, Unparsed, accuracy, choice_parser, multi_answer
 from ..tasks import Sample, Task
 from ..workflows import Overflow, Strategy, qa_workflow
-from ._options import OPTION_PARAMETERS, document_options
+from ._options import document_options
 
 MCQ_OPTIONS = ("strategy", "thinking", "system_prompt", "answer_from", "overflow", "unparsed", "answer_format")
-"""The options of :func:`mcq_task` a built-in task may offer, as ``_options.OPTION_PARAMETERS`` declares them.
+"""The options of :func:`mcq_task` a built-in task may offer, as :func:`mcq_task` declares them.
 
 A task names those it offers in its :func:`mcq_factory` decorator.
 """
@@ -97,6 +99,14 @@ def lettered_sample(record: Mapping[str, Any], id_field: str, metadata: dict[str
     )
 
 
+def _shared_options() -> dict[str, inspect.Parameter]:
+    """Each of ``MCQ_OPTIONS`` as :func:`mcq_task` declares it (type resolved), to take a factory's place."""
+    types = typing.get_type_hints(mcq_task)
+    declared = inspect.signature(mcq_task).parameters
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return {name: declared[name].replace(kind=keyword, annotation=types[name]) for name in MCQ_OPTIONS}
+
+
 @dataclass(frozen=True)
 class MCQData:
     """What a built-in multiple-choice task is built from, besides the options in ``MCQ_OPTIONS``."""
@@ -114,7 +124,7 @@ def mcq_factory(*options: str, **defaults: Any) -> Callable[[Callable[..., MCQDa
     """The decorator making ``build`` a task factory: its :class:`MCQData` made a task by :func:`mcq_task`.
 
     ``options`` names the options the task offers, in the order its signature shows them after
-    ``build``'s other parameters: a shared one (``MCQ_OPTIONS``) as ``_options.OPTION_PARAMETERS``
+    ``build``'s other parameters: a shared one (``MCQ_OPTIONS``) as :func:`mcq_task`
     declares it, with the task's default from ``defaults`` where given (``strategy="cot"``); any
     other name is one of ``build``'s own parameters. That signature is what ``create_task`` checks
     and records. ``build`` is called with its own parameters, the shared options go on to
@@ -123,8 +133,9 @@ def mcq_factory(*options: str, **defaults: Any) -> Callable[[Callable[..., MCQDa
     """
 
     def decorate(build: Callable[..., MCQData]) -> Callable[..., Task]:
-        signature = _factory_signature(build, options, defaults)
-        own = list(inspect.signature(build).parameters)
+        parameters = inspect.signature(build).parameters
+        signature = _factory_signature(build, parameters, options, defaults)
+        own = list(parameters)
         shared = [name for name in options if name not in own]
 
         @functools.wraps(build)
@@ -154,23 +165,29 @@ def mcq_factory(*options: str, **defaults: Any) -> Callable[[Callable[..., MCQDa
 
 
 def _factory_signature(
-    build: Callable[..., MCQData], options: Sequence[str], defaults: dict[str, Any]
+    build: Callable[..., MCQData],
+    own: Mapping[str, inspect.Parameter],
+    options: Sequence[str],
+    defaults: dict[str, Any],
 ) -> inspect.Signature:
-    """``build``'s parameters, those named in ``options`` moved after the others, with the shared options put in."""
-    own = inspect.signature(build).parameters
+    """``build``'s parameters (``own``), those in ``options`` moved after the others, the shared ones put in."""
     for name in own:
         if name in MCQ_OPTIONS:
             raise ValueError(f"{build.__qualname__}: '{name}' is a shared option; name it in @mcq_factory instead")
     for name in options:
         if name not in own and name not in MCQ_OPTIONS:
             raise ValueError(f"{build.__qualname__}: '{name}' is neither a shared option nor a parameter of its own")
-    for name in defaults:
+    declared = _shared_options()
+    for name, value in defaults.items():
         if name not in options or name in own:
-            raise ValueError(f"{build.__qualname__}: a default for '{name}', a shared option it does not offer")
+            raise ValueError(f"{build.__qualname__}: '{name}' is not a shared option it offers, so it takes no default")
+        try:
+            read_option(declared[name].annotation, value, name)
+        except ConfigError as exc:
+            raise ValueError(f"{build.__qualname__}: a bad default ({exc})") from None
 
     def shared(name: str) -> inspect.Parameter:
-        declared = OPTION_PARAMETERS[name]
-        return declared.replace(default=defaults[name]) if name in defaults else declared
+        return declared[name].replace(default=defaults[name]) if name in defaults else declared[name]
 
     first = [parameter for name, parameter in own.items() if name not in options]
     rest = [own[name] if name in own else shared(name) for name in options]

@@ -1,7 +1,7 @@
 """The options several built-in tasks take, each described once for the ``Args:`` of every factory that takes it.
 
-Most are declared once too (:data:`OPTION_PARAMETERS`), for the factories that build their
-signature from them (:func:`~ebmeval.builtin_tasks._mcq.mcq_factory`).
+The multiple-choice ones are declared once too, by :func:`~ebmeval.builtin_tasks._mcq.mcq_task`'s
+signature, from which :func:`~ebmeval.builtin_tasks._mcq.mcq_factory` builds each factory's.
 """
 
 from __future__ import annotations
@@ -9,10 +9,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
-
-from ..scorers import AnswerFormat, Unparsed
-from ..workflows import Overflow, Strategy
+from typing import Any, TypeVar
 
 OPTION_DOCS = {
     "strategy": "prompting strategy: ``direct``, ``cot`` or ``cot-refine``.",
@@ -27,27 +24,6 @@ OPTION_DOCS = {
 }
 """Option name → its description (a newline where the line breaks) in the ``Args:`` of each factory taking it."""
 
-
-def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
-    return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default)
-
-
-OPTION_PARAMETERS = {
-    parameter.name: parameter
-    for parameter in (
-        _option("strategy", Strategy, "direct"),
-        _option("thinking", bool | None, None),
-        _option("system_prompt", str | None, None),
-        _option("answer_from", Literal["text", "logprobs"], "text"),
-        _option("overflow", Overflow, "truncate"),
-        _option("unparsed", Unparsed, "zero"),
-        _option("answer_format", AnswerFormat, "lenient"),
-    )
-}
-"""Option name → its declaration (type and default), for the options of ``OPTION_DOCS`` declared once.
-
-``max_tokens`` is left out: its default is each task's own budget.
-"""
 
 Factory = TypeVar("Factory", bound=Callable[..., Any])
 

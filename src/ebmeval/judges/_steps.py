@@ -54,7 +54,7 @@ T = TypeVar("T")
 class _StepJudge:
     """What every step judge holds (its name, the judge's role, the settings of its calls) and how it asks."""
 
-    def __init__(self, name: str, role: str, max_tokens: int, temperature: float, seed: int | None) -> None:
+    def __init__(self, *, name: str, role: str, max_tokens: int, temperature: float, seed: int | None) -> None:
         self.name = name
         self.role = role
         self.config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
@@ -99,7 +99,9 @@ class StepsWithReference(_StepJudge):
     ) -> None:
         if prompt not in prompts.STEP_PROMPTS:
             raise ConfigError("prompt", f"must be one of {', '.join(prompts.PROMPT_VARIANTS)}, not {prompt!r}")
-        super().__init__(name or self.default_name(prompt), role, max_tokens, temperature, seed)
+        super().__init__(
+            name=name or self.default_name(prompt), role=role, max_tokens=max_tokens, temperature=temperature, seed=seed
+        )
         self.template: prompts.PromptTemplate = prompts.STEP_PROMPTS[prompt]
         self.prompt = prompt
         self.steps_key = steps_key
@@ -147,7 +149,7 @@ class StepsWithReferenceSingle(_StepJudge):
         role: str = "judge",
         seed: int | None = None,
     ) -> None:
-        super().__init__(name, role, max_tokens, temperature, seed)
+        super().__init__(name=name, role=role, max_tokens=max_tokens, temperature=temperature, seed=seed)
         self.steps_key = steps_key
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
@@ -186,7 +188,7 @@ class StepsWithoutReference(_StepJudge):
         role: str = "judge",
         seed: int | None = None,
     ) -> None:
-        super().__init__(name, role, max_tokens, temperature, seed)
+        super().__init__(name=name, role=role, max_tokens=max_tokens, temperature=temperature, seed=seed)
 
     async def __call__(self, sample: Sample, generation: Generation, ctx: SampleContext) -> Score:
         """Ask for the required and covered step counts."""

@@ -242,8 +242,7 @@ async def arun(
     """Run ``config`` to completion, resuming whatever an earlier run left unfinished.
 
     ``task`` and ``models`` may be given to use objects built elsewhere (tests,
-    notebooks); otherwise they are built from the config. In a notebook:
-    ``await ebmeval.arun(config)``.
+    notebooks); otherwise they are built from the config.
     """
     task = task or create_task(config.task, **config.task_args)
     if config.scorer_args:

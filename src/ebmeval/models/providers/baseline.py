@@ -144,18 +144,20 @@ class BaselineModel(ModelAPI):
     task: str | None = None
 
     def __post_init__(self) -> None:
-        kind, low, high = self.kind, self.min_options, self.max_options
-        if kind not in ("first-option", "random", "majority") and not _MOST_FREQUENT.fullmatch(kind):
+        if self.kind not in ("first-option", "random", "majority") and not _MOST_FREQUENT.fullmatch(self.kind):
             raise ConfigError(
-                "model", f"unknown baseline '{kind}' (known: first-option, majority, most-frequent-K, random)"
+                "model", f"unknown baseline '{self.kind}' (known: first-option, majority, most-frequent-K, random)"
             )
-        if not 1 <= low <= high:
-            raise ConfigError("min_options", f"need 1 <= min_options <= max_options, got {low}, {high}")
+        if not 1 <= self.min_options <= self.max_options:
+            raise ConfigError(
+                "min_options",
+                f"need 1 <= min_options <= max_options, got {self.min_options}, {self.max_options}",
+            )
         if self.answers not in ("auto", "single", "multi"):
             raise ConfigError("answers", f"must be auto, single or multi, not {self.answers!r}")
-        self.name = f"baseline/{kind}"
+        self.name = f"baseline/{self.kind}"
         self.counts = dict(self.counts)
-        if kind == "majority":
+        if self.kind == "majority":
             if not self.counts:
                 raise ConfigError("task", "baseline/majority needs the option task=NAME (or answer=LETTER)")
             # most common first; ties in a seeded random order, so no letter is favoured by its name
