@@ -36,3 +36,19 @@ def test_a_judges_prompt_variant_is_among_its_calls_templates_but_not_in_its_spe
     assert {"steps/p1@v1", "strict/verdict@v1", "steps-single@v1"} <= set(judge["templates"])
     steps = next(s for s in task.scorers if s.name == "judge/steps-with-reference")
     assert scorer_spec(steps, {})["templates"] == ["strict/verdict@v1"]
+
+
+def test_a_judges_row_shows_the_temperature_and_budget_its_scorers_ask_with() -> None:
+    """Before: ``-`` for every judge question, though the scorer's settings are what is sent."""
+    from ebmeval.tasks import THINKING_BUDGET
+
+    task = create_task("synthesis", items=["m3-26258610"], text_metrics=False)
+    rubric = next(s for s in task.scorers if s.name.startswith("judge/rubric"))
+    row = next(row for row in call_rows(task) if row["call"] == "judge")
+    budget = rubric.config.max_tokens  # type: ignore[attr-defined]
+    assert budget is not None
+    shown = (row["temperature"], row["max_tokens"], row["thinking_max_tokens"])
+    assert shown == (rubric.config.temperature, budget, budget + THINKING_BUDGET)  # type: ignore[attr-defined]
+    # the three step judges ask with different budgets: no one setting to show
+    steps = next(row for row in call_rows(create_task("medthink/reasoning")) if row["call"] == "judge")
+    assert (steps["temperature"], steps["max_tokens"]) == (None, None)

@@ -214,9 +214,25 @@ def call_rows(task: Task) -> list[dict[str, object]]:
     """
     answer, thinking = task.generate_config, task.thinking_config()
     return [
-        {**call.row(role, answer, thinking), "templates": call_templates(task, role, call)}
+        {**_shown(task, role, call).row(role, answer, thinking), "templates": call_templates(task, role, call)}
         for role, call in task_calls(task)
     ]
+
+
+def _shown(task: Task, role: str, call: Call) -> Call:
+    """``call`` as shown: a judge's question with the settings of the scorers that ask ``role``, when they agree.
+
+    A judge's temperature and budget are its scorer's (its ``config``), not the call's; where every
+    scorer asking ``role`` holds one and they are the same, the row shows them instead of ``-``.
+    """
+    if call != JUDGE:
+        return call
+    configs = [getattr(s, "config", None) for s in task.scorers if role in scorer_roles(s)]
+    settings = {(c.temperature, c.max_tokens) for c in configs if isinstance(c, GenerateConfig)}
+    if len(settings) != 1 or len(configs) != sum(isinstance(c, GenerateConfig) for c in configs):
+        return call
+    temperature, max_tokens = settings.pop()
+    return dataclasses.replace(call, temperature=temperature, max_tokens=max_tokens)
 
 
 TaskFactory = Callable[..., Task]
