@@ -58,6 +58,25 @@ def test_labelling_run_and_validation(tmp_path: Path) -> None:
     assert by_field["modality"].n == 6 and by_field["modality"].unparsed == 0
 
 
+def test_the_runs_settings_and_its_answer_step_reach_the_claim_labeller(tmp_path: Path) -> None:
+    """Before: the labels went out as a judge's question, so ``--max-tokens``/``--temperature`` and
+    ``steps: {answer: …}`` were recorded in the run and never sent (always greedy, 160 tokens)."""
+
+    def sent(**settings: object) -> list[tuple[float | None, int | None]]:
+        api = ScriptedModel(gold_echo)
+        model = Model(api, config=create_task("factuality/m3-claims").generate_config)  # as the command line makes it
+        store = str(tmp_path / "s.sqlite")
+        run(
+            RunConfig.model_validate({"task": "factuality/m3-claims", "limit": 2, "store": store, **settings}),
+            models={"model": model},
+        )
+        return [(c.temperature, c.max_tokens) for _m, c in api.requests]
+
+    assert sent(cache=False) == [(0.0, 160)] * 2
+    assert sent(generate={"temperature": 0.3, "max_tokens": 200}) == [(0.3, 200)] * 2
+    assert sent(steps={"answer": {"max_tokens": 90}}) == [(0.0, 90)] * 2
+
+
 def conclusion_and_judge(messages: Sequence[ChatMessage], config: GenerateConfig) -> str:
     prompt = messages[0].content
     if prompt.startswith("Below are findings"):

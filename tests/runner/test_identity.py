@@ -12,7 +12,7 @@ from ebmeval._util.errors import ConfigError, UsageError
 from ebmeval._util.options import OptionText
 from ebmeval.models import ChatMessage, GenerateConfig, Model, ResponseCache
 from ebmeval.models.providers.scripted import ScriptedModel
-from ebmeval.runner import RunConfig, rescore, run, summarize
+from ebmeval.runner import RunConfig, rescore, run, run_identity, summarize
 from ebmeval.store import RunStore
 from ebmeval.tasks import Document, Generation, Sample, SampleContext, Score, create_scorer, create_task, scorer
 from tests.helpers.toy import scripted_model, toy_task
@@ -36,6 +36,23 @@ def test_every_request_carries_a_seed_from_run_seed_epoch_and_sample(tmp_path: P
     other = scripted_model()
     run(config(tmp_path, epochs=3, seed=1), task=toy_task(2), models={"model": other})
     assert set(seeds_sent(other)).isdisjoint(seeds)
+
+
+def test_the_runs_generation_settings_are_another_run_when_the_model_passed_in_does_not_carry_them(
+    tmp_path: Path,
+) -> None:
+    """Before: ``run(config, models=…)`` with other ``generate`` settings resumed the first run (0 requests)."""
+    first = scripted_model()
+    greedy = run(config(tmp_path), task=toy_task(2), models={"model": first})
+    warmer = scripted_model()
+    sampled = run(config(tmp_path, generate={"temperature": 0.7}), task=toy_task(2), models={"model": warmer})
+    assert sampled.run.run_id != greedy.run.run_id
+    assert warmer.api.requests and {s.temperature for _m, s in warmer.api.requests} == {0.7}  # type: ignore[attr-defined]
+    # a model that carries the run's settings (as the command line builds it) keeps the identity it always had
+    carrying = Model(ScriptedModel(lambda _m, _s: "A"), config=GenerateConfig(temperature=0.7))
+    same = config(tmp_path, generate={"temperature": 0.7})
+    assert "generate" not in run_identity(same, toy_task(2), {"model": carrying})
+    assert run_identity(same, toy_task(2), {"model": scripted_model()})["generate"]["temperature"] == 0.7
 
 
 def _sampling_model(cache: ResponseCache, temperature: float) -> Model:

@@ -40,7 +40,7 @@ from ..factuality import (
 from ..models import GenerateConfig, user
 from ..prompts import add_template
 from ..prompts import templates as prompt_templates
-from ..tasks import Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
+from ..tasks import ANSWER, Generation, ParsedAnswer, Sample, SampleContext, Score, Task, WorkflowResult, scorer, task
 from ._data import data_path, read_records
 from .mcq_file import file_digest
 
@@ -155,7 +155,14 @@ class ClaimLabeller:
     async def __call__(self, sample: Sample, ctx: SampleContext) -> WorkflowResult:
         """Label ``sample.input``; the output is a JSON object with direction and modality."""
         label = await label_claim(
-            ctx, "label", sample.input, focus=sample.metadata.get("focus"), scheme=self.scheme, role="model"
+            ctx,
+            "label",
+            sample.input,
+            focus=sample.metadata.get("focus"),
+            scheme=self.scheme,
+            config=GenerateConfig(),  # the model's: the task's defaults (a thinking model's), the run's over them
+            role="model",
+            call=ANSWER,
         )
         output = json.dumps({"direction": label.direction, "modality": label.modality})
         return WorkflowResult(output=output, metadata={"reason": label.reason, "raw": list(label.raw)})

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from ..models import GenerateConfig
 from ..prompts import add_judge_template
-from ..tasks import JUDGE, Generation, Sample, SampleContext, Score, scorer
+from ..tasks import JUDGE, Call, Generation, Sample, SampleContext, Score, scorer
 from ._ask import ask
 from ._factuality_labels import (
     BINARY_CATEGORIES,
@@ -203,6 +203,7 @@ async def _ask(
     config: GenerateConfig,
     role: str,
     usable: Callable[[dict[str, str]], bool],
+    call: Call = JUDGE,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """The fields of one judge question (asked again once when ``usable(fields)`` is false), and the replies.
 
@@ -213,7 +214,7 @@ async def _ask(
         fields = parse_reply(text)
         return fields if usable(fields) else None
 
-    attempt = await ask(ctx, step, prompt, parse, RETRY_PROMPT.text, config=config, role=role)
+    attempt = await ask(ctx, step, prompt, parse, RETRY_PROMPT.text, config=config, role=role, call=call)
     fields = attempt.value if attempt.value is not None else parse_reply(attempt.replies[-1])
     return fields, tuple(attempt.replies)
 
@@ -234,6 +235,7 @@ async def label_claim(
     scheme: Scheme = "benefit",
     config: GenerateConfig | None = None,
     role: str = "judge",
+    call: Call = JUDGE,
 ) -> ClaimLabel:
     """Ask the model for the direction and modality of ``text``.
 
@@ -245,6 +247,8 @@ async def label_claim(
         scheme: How direction is defined (``benefit`` or ``change``; ``increased`` maps to positive).
         config: Generation settings (default: greedy, 160 tokens).
         role: The model role that answers.
+        call: The kind of call: a judge's question, or ``ANSWER`` where the labels are the answer under
+            evaluation (the run's settings and its ``steps: {answer: …}`` then apply).
 
     Returns:
         The labels; direction is None where the modality is "no evidence" or "no claim".
@@ -257,7 +261,7 @@ async def label_claim(
     )
     settings = config or GenerateConfig(temperature=0.0, max_tokens=160)
     fields, raw = await _ask(
-        ctx, step, prompt, settings, role, lambda f: normalize_modality(f.get("modality")) is not None
+        ctx, step, prompt, settings, role, lambda f: normalize_modality(f.get("modality")) is not None, call
     )
     modality = normalize_modality(fields.get("modality"))
     direction = normalize_direction(fields.get("direction"))

@@ -15,7 +15,7 @@ from .._util.blocking import synchronous
 from .._util.errors import ConfigError, EndpointError, UsageError
 from .._util.hashing import stable_hash
 from .._util.sqlite import SQLiteError
-from ..models import Model, ResponseCache, Usage, get_model
+from ..models import GenerateConfig, Model, ResponseCache, Usage, get_model
 from ..store import RunRecord, RunStore, ScoreSet, collect_provenance
 from ..tasks import (
     Generation,
@@ -160,8 +160,12 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
     templates, the index's content identity), the order samples are taken in, the model
     specs asked for and each role's model identity and generation settings, the seed and the
     epochs. Transport and speed settings (timeouts, retries, concurrency, threads, API key
-    variables) are not part of it: changing them resumes the same run.
+    variables) are not part of it: changing them resumes the same run. The run's own generation
+    settings (``generate``, sent with every answer call) are part of it where the model under
+    evaluation does not already carry them (a model built elsewhere and passed in).
     """
+    carrier = models["model"].config if "model" in models else GenerateConfig()
+    carried = carrier.merge(config.generate).cache_fields() == carrier.cache_fields()
     return {
         "task": task.name,
         "task_args": {k: v for k, v in task.args.items() if k not in task.content_args | task.inapplicable_args},
@@ -175,6 +179,7 @@ def run_identity(config: RunConfig, task: Task, models: dict[str, Model]) -> dic
         "seed": config.seed,
         "epochs": config.epochs,
         **({"steps": {name: s.cache_fields() for name, s in sorted(config.steps.items())}} if config.steps else {}),
+        **({} if carried else {"generate": config.generate.cache_fields()}),
     }
 
 
