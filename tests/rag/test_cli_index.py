@@ -42,3 +42,13 @@ def test_bad_engine_exits_2(corpus: list[Document], tmp_path: Path) -> None:
     assert done.returncode == 2 and "must be local or ray" in done.stderr
     done = ebmeval("index", "build", "corpus", "--out", "ix", "--engine", "ray", cwd=tmp_path)
     assert done.returncode == 2 and "ray engine encodes dense indexes" in done.stderr
+
+
+def test_an_option_named_like_an_argument_of_the_build_exits_2(corpus: list[Document], tmp_path: Path) -> None:
+    write_store(corpus, tmp_path / "corpus").close()
+    for option in ("progress=1", "overwrite=true"):
+        done = ebmeval("index", "build", "corpus", "--out", "ix", "--option", option, cwd=tmp_path)
+        key = option.split("=")[0]
+        assert done.returncode == 2, done.stderr
+        assert f"field 'retriever.{key}': not a retriever option" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "ix").exists()

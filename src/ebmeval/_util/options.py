@@ -3,9 +3,10 @@
 Values typed on the command line arrive as :class:`OptionText` and are read by the type the
 factory declares: a ``str`` option keeps the text as it is (``system_prompt=no`` is the text
 "no", ``# Role: …`` stays whole), numbers and booleans are parsed and checked, lists and
-mappings are read as JSON or YAML flow (``[judge, judge2]``), and ``null`` means ``None`` only
-where the option admits ``None`` and no text. Values from YAML files keep their YAML type and
-are checked the same way, except that a boolean is never taken as a number.
+mappings are read as JSON or YAML flow (``[judge, judge2]``; where text is admitted too, a
+scalar such as ``off`` stays text), and ``null`` means ``None`` only where the option admits
+``None`` and no text. Values from YAML files keep their YAML type and are checked the same way,
+except that a boolean is never taken as a number.
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def read_option(annotation: Any, value: Any, field: str) -> Any:
             return None
         elif _is_container(annotation):
             value = _structured(text, field)
+            if _accepts_text(annotation) and value is not None and not isinstance(value, list | dict | str):
+                value = text  # `off`, `5`: text, where text is one of the choices, not a YAML scalar
         else:
             value = text
     elif isinstance(value, bool) and _is_number(annotation):

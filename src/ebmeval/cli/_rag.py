@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -107,7 +107,7 @@ def index_build(
             ray_address=ray_address,
             ray_workers=workers,
             progress=bar.count,
-            **key_values(option, "--option"),
+            **_retriever_options(option),
         )
     console.print(
         f"built {manifest.retriever} index of {manifest.corpus.n_documents:,} documents at {out} "
@@ -115,6 +115,21 @@ def index_build(
     )
     for key, value in manifest.report.items():
         console.print(f"  {key}: {value}")
+
+
+def _retriever_options(items: list[str] | None) -> dict[str, Any]:
+    """``--option KEY=VALUE`` of ``index build``; a KEY naming an argument of ``build_index`` is refused."""
+    import inspect
+
+    from .._util.errors import ConfigError
+    from ..rag import build_index
+
+    options = key_values(items, "--option")
+    for key in options:
+        parameter = inspect.signature(build_index).parameters.get(key)
+        if parameter is not None and parameter.kind is not parameter.VAR_KEYWORD:
+            raise ConfigError(f"retriever.{key}", "not a retriever option: the index build itself takes it")
+    return options
 
 
 @app.command()

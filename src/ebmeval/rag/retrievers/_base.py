@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import inspect
 import typing
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
@@ -52,15 +54,19 @@ ProgressFn = Callable[[int, int], None]
 """Called with (documents encoded so far, total)."""
 
 
-def setting(default: Any, *, recorded: bool = True, omit_default: bool = False) -> Any:
+_T = TypeVar("_T")
+
+
+def setting(default: _T, *, recorded: bool = True, omit_default: bool = False, disk_only: bool = False) -> _T:
     """A field of :class:`RetrieverOptions` with its default and how an index records it.
 
     ``recorded=False``: the setting changes how an index is built (device, batch size, memory) but
     not the index, so :meth:`RetrieverOptions.params` leaves it out. ``omit_default=True``:
     recorded only when not ``default`` (a setting added later, so indexes built before it keep
-    their parameters and identity).
+    their parameters and identity). ``disk_only=True``: only a disk build applies it, so an
+    in-memory build refuses any other value than ``default`` (see :meth:`RetrieverOptions.in_memory`).
     """
-    return field(default=default, metadata={"recorded": recorded, "omit_default": omit_default})
+    return field(default=default, metadata={"recorded": recorded, "omit_default": omit_default, "disk_only": disk_only})
 
 
 @dataclass(frozen=True)
@@ -73,9 +79,9 @@ class RetrieverOptions:
     """
 
     def params(self) -> dict[str, Any]:
-        """The recorded fields by name, in declaration order (see :func:`setting`)."""
+        """The recorded fields by name, in declaration order (see :func:`setting`), copied from the options."""
         return {
-            spec.name: getattr(self, spec.name)
+            spec.name: copy.deepcopy(getattr(self, spec.name))
             for spec in fields(self)
             if spec.metadata.get("recorded", True)
             and not (spec.metadata.get("omit_default") and getattr(self, spec.name) == spec.default)
@@ -93,16 +99,44 @@ class RetrieverOptions:
 
         Raises :class:`ConfigError` naming ``retriever.<option>`` for an option that is not a field
         (listing the fields) or a value of the wrong type (command-line text is read by the
-        declared type, see :mod:`ebmeval._util.options`).
+        declared type, see :mod:`ebmeval._util.options`), and naming the class when its field
+        annotations cannot be resolved.
         """
-        types = typing.get_type_hints(cls)
         names = [spec.name for spec in fields(cls)]
         for key in options:
             if key not in names:
                 raise ConfigError(
                     f"retriever.{key}", f"retriever '{retriever}' takes no such option (options: {', '.join(names)})"
                 )
+        types = cls._field_types(retriever) if options else {}
         return cls(**{key: read_option(types[key], value, f"retriever.{key}") for key, value in options.items()})
+
+    @classmethod
+    def _field_types(cls, retriever: str) -> dict[str, Any]:
+        """The fields' annotations resolved; :class:`ConfigError` naming the class where one cannot be."""
+        try:
+            return typing.get_type_hints(cls)
+        except (NameError, TypeError) as exc:
+            raise ConfigError(
+                "retriever",
+                f"retriever '{retriever}': the field types of {cls.__module__}.{cls.__qualname__} cannot be "
+                f"resolved ({exc}); import the types its annotations name at run time, not under TYPE_CHECKING",
+            ) from None
+
+    def in_memory(self) -> Self:
+        """These options, for a build in memory: refused where a disk-only setting is not its default.
+
+        Raises :class:`ConfigError` naming ``retriever.<option>``: an in-memory build would ignore it.
+        """
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.metadata.get("disk_only") and value != spec.default:
+                raise ConfigError(
+                    f"retriever.{spec.name}",
+                    f"applies to disk builds (build_index / ebmeval index build) only, not to a build in memory "
+                    f"(given {value!r})",
+                )
+        return self
 
 
 OptionsT = TypeVar("OptionsT", bound=RetrieverOptions)
@@ -220,6 +254,14 @@ retrievers: Registry[type[IndexedRetriever[Any]]] = Registry("retriever")
 """Built-in and user retrievers by namespaced id (``bm25``, ``dense/minilm``, ``hybrid`` …)."""
 
 
+_RETRIEVER_API = (
+    "A retriever is an IndexedRetriever[Options] subclass, Options a frozen dataclass derived from "
+    "RetrieverOptions (its settings), with build(documents, options, *, progress), save(folder), "
+    "open(saved) and retrieve(queries, k); keyword options in build and an own load() are the older API. "
+    "See docs/extending.md."
+)
+
+
 def retriever(name: str) -> Callable[[type[IndexedRetriever[Any]]], type[IndexedRetriever[Any]]]:
     """Register an :class:`IndexedRetriever` subclass under ``name`` (refused while abstract or without options)."""
     add = retrievers.register(name)
@@ -228,8 +270,12 @@ def retriever(name: str) -> Callable[[type[IndexedRetriever[Any]]], type[Indexed
         missing = sorted(getattr(cls, "__abstractmethods__", ()))
         if not hasattr(cls, "_options_type"):
             missing.append("options_type (subclass IndexedRetriever[YourOptions])")
+        if "options" not in inspect.signature(cls.build).parameters:
+            missing.append("build(documents, options, *, progress)")
         if missing:
-            raise TypeError(f"retriever '{name}' ({cls.__qualname__}) does not implement {', '.join(missing)}")
+            raise TypeError(
+                f"retriever '{name}' ({cls.__qualname__}) does not implement {', '.join(missing)}. {_RETRIEVER_API}"
+            )
         return add(cls)
 
     return register
@@ -239,7 +285,8 @@ def get_retriever(name: str, documents: Sequence[Document], **options: Any) -> I
     """Build the registered retriever ``name`` over ``documents`` in memory.
 
     Raises ``UnknownNameError`` for an unknown name and :class:`ConfigError` for an
-    option the retriever does not take (see :meth:`RetrieverOptions.read`).
+    option the retriever does not take (see :meth:`RetrieverOptions.read`) or that only a disk
+    build applies (see :meth:`RetrieverOptions.in_memory`).
     """
     cls = retrievers.get(name)
-    return cls.build(documents, cls.options_type().read(name, options))
+    return cls.build(documents, cls.options_type().read(name, options).in_memory())

@@ -39,8 +39,8 @@ def _bm25s() -> Any:
 
 
 def switched_off(value: _Setting) -> _Setting | None:
-    """``None`` for a setting switched off on the command line (``None``, ``null``, ``none``, ``off``, empty)."""
-    if isinstance(value, str) and value.strip().lower() in ("none", "null", "off", ""):
+    """``None`` for a setting switched off (``None``, ``null``, ``none``, ``off``, ``false``, empty)."""
+    if isinstance(value, str) and value.strip().lower() in ("none", "null", "off", "false", ""):
         return None
     return value
 
@@ -67,7 +67,7 @@ class BM25Options(RetrieverOptions):
     """Settings of a ``bm25`` index.
 
     Values that switch a setting off on the command line (``None``, ``null``, ``none``, ``off``,
-    empty) are ``None`` for ``stemmer`` and ``stopwords``.
+    ``false``, empty) are ``None`` for ``stemmer`` and ``stopwords``.
     """
 
     k1: float = 1.5
@@ -82,7 +82,7 @@ class BM25Options(RetrieverOptions):
     """``"en"``, a list of words, or ``None``."""
     tokenizer: Tokenizer = setting("word", omit_default=True)
     """``word``, or ``zh`` (Chinese word segmentation); recorded only when not ``word``."""
-    memory_mb: int = setting(DEFAULT_MEMORY_MB, recorded=False)
+    memory_mb: int = setting(DEFAULT_MEMORY_MB, recorded=False, disk_only=True)
     """About how much memory a disk build uses; it changes how the work is cut, not the index."""
 
     def __post_init__(self) -> None:
@@ -116,7 +116,7 @@ class BM25Retriever(IndexedRetriever[BM25Options]):
         cls, documents: Sequence[Document], options: BM25Options | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
         """Index ``documents`` in memory (``progress`` is not called: nothing is encoded)."""
-        options = options or BM25Options()
+        options = (options or BM25Options()).in_memory()
         _check_corpus(documents)
         bm25s = _bm25s()
         tokens = bm25_tokenize(

@@ -221,13 +221,13 @@ class DenseOptions(RetrieverOptions):
     """Texts encoded per batch."""
     device: str = setting("cpu", recorded=False)
     """Where the encoders run (``cpu``, ``cuda`` …)."""
-    shard_size: int = setting(50_000, recorded=False)
+    shard_size: int = setting(50_000, recorded=False, disk_only=True)
     """Disk builds: documents per embedding shard (an interrupted build continues after its last shard)."""
-    recall_queries: int = setting(200, recorded=False)
+    recall_queries: int = setting(200, recorded=False, disk_only=True)
     """Disk builds of ``hnsw``/``ivfpq``: sampled document vectors that measure recall@10."""
-    keep_shards: bool = setting(False, recorded=False)
+    keep_shards: bool = setting(False, recorded=False, disk_only=True)
     """Disk builds: keep the embedding shards after building."""
-    encode: ShardEncoder | None = setting(None, recorded=False)
+    encode: ShardEncoder | None = setting(None, recorded=False, disk_only=True)
     """Disk builds: encodes the shards instead of the local loop (the Ray engine passes its actor pool)."""
 
     def __post_init__(self) -> None:
@@ -421,7 +421,7 @@ class DenseRetriever(IndexedRetriever[DenseOptions]):
         For large corpora use :meth:`build_on_disk` (``build_index``), which streams the
         embeddings through disk.
         """
-        options = options or DenseOptions()
+        options = (options or DenseOptions()).in_memory()
         _check_corpus(documents, options)
         encoder = options.encoder(options.model)
         embeddings = encoder.encode([options.document_prefix + index_text(d) for d in documents], progress=progress)

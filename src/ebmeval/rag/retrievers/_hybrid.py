@@ -95,10 +95,13 @@ class HybridRetriever(IndexedRetriever[HybridOptions]):
     def build(
         cls, documents: Sequence[Document], options: HybridOptions | None = None, *, progress: ProgressFn | None = None
     ) -> Self:
-        """Build each component over ``documents`` in memory (``progress`` goes to each component)."""
+        """Build each component over ``documents`` in memory (``progress`` goes to each component).
+
+        A component given a setting only disk builds apply is refused (see :meth:`RetrieverOptions.in_memory`).
+        """
         options = options or HybridOptions()
         built = [
-            (name, component.build(documents, checked, progress=progress))
+            (name, component.build(documents, checked.in_memory(), progress=progress))
             for name, component, checked in options.checked()
         ]
         return cls(built, documents, options)
@@ -124,8 +127,9 @@ class HybridRetriever(IndexedRetriever[HybridOptions]):
         return {folder: found for folder, found in reports.items() if found}
 
     def params(self) -> dict[str, Any]:
-        """Each component's ``[name, parameters]``, then the fusion settings."""
-        return {**self.options.params(), "components": [list(component) for component in self.options.components]}
+        """Each component's ``[name, parameters]``, then the fusion settings (a copy the retriever does not share)."""
+        params = self.options.params()
+        return {**params, "components": [list(component) for component in params["components"]]}
 
     def encoders(self) -> list[EncoderInfo]:
         """Encoders of the dense components."""
