@@ -210,7 +210,8 @@ def call_templates(task: Task, role: str, call: Call) -> list[str]:
 def call_rows(task: Task) -> list[dict[str, object]]:
     """:func:`task_calls` as ``ebmeval describe`` and ``show-prompt`` show them (see :meth:`Call.row`).
 
-    Each row adds ``templates``: the ids of the templates the call's prompts are rendered from.
+    Each row adds ``templates``: the ids of the templates that version the call, every one its
+    prompts can be rendered from under the task's options (a given prompt may use only some).
     """
     answer, thinking = task.generate_config, task.thinking_config()
     return [
