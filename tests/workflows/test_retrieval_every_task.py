@@ -201,3 +201,18 @@ def test_the_llm_reranker_of_any_task_is_a_declared_call_with_its_template(index
     negated = create_task("synthesis", workflow="negated-rag")
     wrapped = RetrievalAugmented(negated.workflow, None, oracle=True)
     assert task_calls(dataclasses.replace(negated, workflow=wrapped)) == task_calls(negated)
+
+
+def test_a_step_entry_for_the_llm_reranker_is_sent_and_one_for_a_call_not_made_is_refused(
+    index: str, tmp_path: Path
+) -> None:
+    """Before: ``steps: {rerank/llm-pointwise: …}`` was refused, and ``steps: {judge: …}`` accepted and never sent."""
+    api = ScriptedModel(lambda messages, _c: "yes" if "relevant" in messages[-1].content.lower() else "A")
+    args = {"retrieval": index, "rerank": "llm", "k": 1, "rerank_depth": 2}
+    base = {"task": "mirage/medqa", "task_args": args, "limit": 1, "store": str(tmp_path / "s.sqlite"), "cache": False}
+    steps = {"rerank/llm-pointwise": {"max_tokens": 7}}
+    run(RunConfig.model_validate({**base, "steps": steps}), models={"model": Model(api)})
+    reranking = [c for m, c in api.requests if "relevant" in m[-1].content.lower()]
+    assert len(reranking) == 2 and {c.max_tokens for c in reranking} == {7}
+    with pytest.raises(ConfigError, match=r"steps\.judge.*makes no such call"):
+        run(RunConfig.model_validate({**base, "steps": {"judge": {"max_tokens": 5}}}), models={"model": Model(api)})

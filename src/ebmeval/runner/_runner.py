@@ -114,12 +114,16 @@ def build_models(config: RunConfig, task: Task) -> dict[str, Model]:
         raise UsageError(
             f"roles {sorted(unknown)} are not used by task '{task.name}' (it uses: {list(task.roles) or 'none'})"
         )
+    return models
+
+
+def check_steps(config: RunConfig, task: Task) -> None:
+    """Refuse a ``steps:`` entry for a kind of call ``task`` does not make (it would be recorded, never sent)."""
     calls = {call.name for _role, call in task_calls(task)}
     for name in config.steps:
         if name not in calls:
             known = ", ".join(sorted(calls))
             raise ConfigError(f"steps.{name}", f"task '{task.name}' makes no such call (its calls: {known})")
-    return models
 
 
 def default_roles(config: RunConfig, task: Task) -> list[str]:
@@ -252,6 +256,7 @@ async def arun(
     task = task or create_task(config.task, **config.task_args)
     if config.scorer_args:
         task = with_scorer_args(task, config.scorer_args)
+    check_steps(config, task)
     given = models is not None
     notes = [] if given else default_roles(config, task)
     models = models or build_models(config, task)
