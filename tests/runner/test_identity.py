@@ -321,7 +321,7 @@ def test_a_new_version_of_the_negation_check_is_another_negated_rag_run(
     check = synthesis.NEGATION_CHECK
     task = create_task("synthesis", items=["m3-26258610"], text_metrics=False, workflow="negated-rag")
     assert task.metadata["prompts"][check.name] == check.version
-    monkeypatch.setattr(synthesis.NegatedRAG, "templates", (dataclasses.replace(check, version=check.version + 1),))
+    monkeypatch.setattr(synthesis, "NEGATION_CHECK", dataclasses.replace(check, version=check.version + 1))
     assert synthesis_identity(tmp_path, workflow="negated-rag") != negated
     assert synthesis_identity(tmp_path, workflow="golden-rag") == golden
 

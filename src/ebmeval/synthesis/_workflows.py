@@ -132,6 +132,10 @@ class _EvidenceWorkflow:
         self.call_templates = {**templates, **overflow_templates(overflow)}
         """The templates of each kind of call, by call name (see :func:`~ebmeval.tasks.call_rows`): ``templates``,
         then the map call's under ``map-reduce``."""
+        in_set = set(prompts.templates)
+        beyond = (t for named in self.call_templates.values() for t in named if t not in in_set)
+        self.templates = tuple(dict.fromkeys(beyond))
+        """The templates it asks with beyond its prompt set's (the synthesis task version holds them)."""
 
 
 DEFAULT_K = 5
@@ -293,8 +297,6 @@ class NegatedRAG(_EvidenceWorkflow):
     """golden-rag on abstracts whose findings the ``negator`` model has inverted."""
 
     name = "negated-rag"
-    templates: tuple[PromptTemplate, ...] = (NEGATION_CHECK,)
-    """The templates it asks with beyond its prompt set's: the negation check's."""
 
     def __init__(
         self,
@@ -384,8 +386,6 @@ class StandardRAG(_EvidenceWorkflow):
         self.depth = depth
         self.rerank_top_n = rerank_top_n
         self.n_questions = n_questions
-        self.templates = (RERANK_POINTWISE,) if reranks else ()
-        """The templates it asks with beyond its prompt set's: the LLM reranker's when it reranks."""
 
     def gold_total(self, sample: Sample) -> int:
         """The gold studies recall divides by: the item's studies."""
